@@ -1,0 +1,37 @@
+# The README's two commands: `make run` and `make test`. Both set up everything from scratch.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PG_URL ?= postgres://postgres@127.0.0.1:5432/nekomem
+REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: install run test lint test-sqlite test-postgres bench
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py setup_schedules
+	$(PY) manage.py prestart
+	$(PY) manage.py serve
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy .
+
+# Embedded default (SQLite + ORM broker), then PostgreSQL + Redis.
+test-sqlite: install
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest
+
+test-postgres: install
+	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest
+
+test: lint test-sqlite test-postgres
+
+bench: install
+	$(PY) bench/cache_throughput.py

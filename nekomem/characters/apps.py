@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CharactersConfig(AppConfig):
+    name = "nekomem.characters"
+    label = "characters"
+    verbose_name = "Characters"

@@ -1,0 +1,95 @@
+"""Small helpers the memory-server views share: name checks, the HistoryRequest body, errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from nekomem.characters.names import InvalidCharacterName, validate_character_name
+
+
+class HistoryParseError(ValueError):
+    """``input_history`` is not a JSON list of known messages: the original answers 200 + error."""
+
+
+class BadRequestBody(ValueError):
+    """The body is not what the route takes: answered 422 like the original's request validation."""
+
+
+def json_error(message: str, *, status: int, error_code: str | None = None, **extra: Any) -> JsonResponse:
+    body: dict[str, Any] = {"status": "error", "message": message}
+    if error_code:
+        body["error_code"] = error_code
+    body.update(extra)
+    return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+def json_ok(body: dict[str, Any], status: int = 200) -> JsonResponse:
+    return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+def validated_name(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Refuse an invalid character name with 400 before the view runs."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, name: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            validate_character_name(name)
+        except InvalidCharacterName as exc:
+            return json_error(str(exc), status=400, error_code="invalid_character_name")
+        return view(request, name, *args, **kwargs)
+
+    return wrapper
+
+
+def read_json_object(request: HttpRequest) -> dict[str, Any]:
+    if not request.body:
+        return {}
+    try:
+        body = json.loads(request.body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequestBody(f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequestBody("body must be a JSON object")
+    return body
+
+
+def read_history_request(request: HttpRequest) -> tuple[Any, str | None]:
+    """Return (input_history, language) from a ``HistoryRequest`` body."""
+    body = read_json_object(request)
+    if "input_history" not in body:
+        raise BadRequestBody("input_history is required")
+    if not isinstance(body["input_history"], str):
+        raise BadRequestBody("input_history must be a JSON string holding the message list")
+    language = body.get("language")
+    if language is not None and not isinstance(language, str):
+        raise BadRequestBody("language must be a string")
+    return body["input_history"], language
+
+
+def conversation_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The original's error style for conversation routes.
+
+    A malformed request body is a 422; anything that fails after that is answered
+    ``200 {"status": "error", "message": …}``, which the chat server already handles.
+    """
+    logger = logging.getLogger(view.__module__)
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except BadRequestBody as exc:
+            return json_error(str(exc), status=422, error_code="invalid_request")
+        except HistoryParseError as exc:
+            return json_error(str(exc), status=200)
+        except Exception as exc:
+            logger.exception("%s failed", request.path.split("/")[1])
+            return json_error(f"{type(exc).__name__}: internal error", status=200)
+
+    return wrapper

@@ -1,0 +1,44 @@
+"""Where layers plug their handlers into the kernel's event log and outbox.
+
+The kernel imports no layer: each layer registers its handlers from its AppConfig.ready().
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nekomem.journal.events import check_event_type
+
+# An event handler re-applies a snapshot payload to the character's views; it must be idempotent.
+EventHandler = Callable[[int, dict[str, Any]], None]
+# An outbox step does one part of an op for a character; it must be idempotent (at-least-once
+# delivery). An op type may have several steps (the post-turn op gains one per layer); they run in
+# registration order and the op is done when all of them succeeded.
+OutboxStep = Callable[[int, dict[str, Any]], None]
+
+_event_handlers: dict[str, EventHandler] = {}
+_outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
+
+
+def register_event_handler(event_type: str, handler: EventHandler) -> None:
+    _event_handlers[check_event_type(event_type)] = handler
+
+
+def event_handler_for(event_type: str) -> EventHandler | None:
+    return _event_handlers.get(event_type)
+
+
+def register_outbox_step(op_type: str, name: str, step: OutboxStep) -> None:
+    """Add (or replace, by name) one step of an op type."""
+    steps = [(n, s) for n, s in _outbox_steps.get(op_type, []) if n != name]
+    steps.append((name, step))
+    _outbox_steps[op_type] = steps
+
+
+def outbox_steps_for(op_type: str) -> list[tuple[str, OutboxStep]]:
+    return list(_outbox_steps.get(op_type, []))
+
+
+def unregister_outbox_step(op_type: str, name: str) -> None:
+    _outbox_steps[op_type] = [(n, s) for n, s in _outbox_steps.get(op_type, []) if n != name]

@@ -1,0 +1,72 @@
+"""Process lifecycle routes (reference §1.5)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import signal
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from nekomem.http import BadRequestBody, json_error, read_json_object
+from nekomem.runtime.middleware import BLOCKED_MESSAGE
+from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, storage_release
+
+
+@require_GET
+def health(request: HttpRequest) -> HttpResponse:
+    block = current_block()
+    signature = hmac.new(settings.SECRET_KEY.encode(), f"memory:{INSTANCE_ID}".encode(), hashlib.sha256)
+    return JsonResponse(
+        {
+            "status": "ok",
+            "service": "memory",
+            "instance_id": INSTANCE_ID,
+            "limited_mode": block is not None,
+            "signature": signature.hexdigest(),
+        }
+    )
+
+
+@csrf_exempt
+@require_POST
+def shutdown(request: HttpRequest) -> HttpResponse:
+    if not settings.NEKOMEM_ALLOW_SHUTDOWN:
+        return JsonResponse({"ok": False, "status": "shutdown_disabled"}, status=403)
+    # gunicorn's master is our parent: a TERM there stops every worker gracefully.
+    os.kill(os.getppid(), signal.SIGTERM)
+    return JsonResponse({"ok": True, "status": "shutting_down"})
+
+
+@csrf_exempt
+@require_POST
+def storage_startup_block(request: HttpRequest) -> HttpResponse:
+    try:
+        body = read_json_object(request)
+    except BadRequestBody as exc:
+        return json_error(str(exc), status=422, error_code="invalid_request")
+    reason = str(body.get("reason") or "storage_startup_blocked_after_init")
+    storage_block(reason=reason)
+    return JsonResponse({"ok": True, "limited_mode": True, "blocking_reason": reason})
+
+
+@csrf_exempt
+@require_POST
+def storage_startup_continue(request: HttpRequest) -> HttpResponse:
+    block = storage_release()
+    if block is not None:
+        return JsonResponse(
+            {
+                "ok": False,
+                "error_code": "storage_startup_blocked",
+                "blocking_reason": block.reason,
+                "limited_mode": True,
+                "error": BLOCKED_MESSAGE,
+            },
+            status=409,
+        )
+    return JsonResponse({"ok": True, "limited_mode": False})

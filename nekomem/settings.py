@@ -1,0 +1,186 @@
+"""nekomem settings: the one place that reads the environment.
+
+Every variable is documented in README.md. Nothing here needs to be set for the embedded default
+(SQLite under ``var/`` and django-q2's ORM broker).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("NEKOMEM_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+def _secret_key() -> str:
+    configured = os.environ.get("NEKOMEM_SECRET_KEY")
+    if configured:
+        return configured
+    # A generated key kept under var/ so sessions and health signatures survive restarts.
+    key_file = VAR_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("NEKOMEM_DEBUG", False)
+ALLOWED_HOSTS = [h for h in os.environ.get("NEKOMEM_ALLOWED_HOSTS", "*").split(",") if h]
+
+NEKOMEM_HOST = os.environ.get("NEKOMEM_HOST", "127.0.0.1")
+NEKOMEM_PORT = env_int("NEKOMEM_PORT", 48912)
+NEKOMEM_API_TOKEN = os.environ.get("NEKOMEM_API_TOKEN", "")
+NEKOMEM_MAX_BODY_BYTES = env_int("NEKOMEM_MAX_BODY_BYTES", 8 * 1024 * 1024)
+NEKOMEM_ALLOW_SHUTDOWN = env_bool("NEKOMEM_ALLOW_SHUTDOWN", False)
+NEKOMEM_DEFAULT_LANGUAGE = os.environ.get("NEKOMEM_LANGUAGE", "zh")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_q",
+    "nekomem.characters",
+    "nekomem.journal",
+    "nekomem.runtime",
+    "recent",
+    "recall",
+]
+
+MIDDLEWARE = [
+    "nekomem.runtime.middleware.BodySizeLimitMiddleware",
+    "nekomem.runtime.middleware.ClientAccessMiddleware",
+    "nekomem.runtime.middleware.RestrictedModeMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+ROOT_URLCONF = "nekomem.urls"
+WSGI_APPLICATION = "nekomem.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+_default_sqlite = f"sqlite:///{VAR_DIR / 'nekomem.sqlite3'}"
+DATABASE_URL = os.environ.get("DATABASE_URL", _default_sqlite)
+_db: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL, conn_max_age=60))
+IS_SQLITE = _db["ENGINE"].endswith("sqlite3")
+if IS_SQLITE:
+    _db["CONN_MAX_AGE"] = 0
+    _db["OPTIONS"] = {
+        # Every write transaction takes SQLite's write lock at BEGIN: this is the per-character
+        # lock on the embedded default (see nekomem/characters/locks.py).
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+    }
+    _db["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+Q_CLUSTER: dict[str, Any] = {
+    "name": "nekomem",
+    "workers": env_int("NEKOMEM_Q_WORKERS", 2),
+    "timeout": 300,
+    "retry": 360,
+    "max_attempts": 1,
+    "ack_failures": True,
+    "save_limit": 500,
+    "catch_up": False,
+    "label": "Background tasks",
+    "poll": 0.5,
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+if env_bool("NEKOMEM_Q_SYNC", False):
+    Q_CLUSTER["sync"] = True
+
+# LLM tiers (reference §7). A tier without its own settings falls back to the summary tier's.
+LLM_TIER_NAMES = ("summary", "correction", "emotion")
+
+
+def _llm_tier(tier: str) -> dict[str, str]:
+    prefix = f"NEKOMEM_LLM_{tier.upper()}_"
+    fallback = "NEKOMEM_LLM_SUMMARY_"
+    return {
+        key: os.environ.get(prefix + key.upper()) or os.environ.get(fallback + key.upper()) or ""
+        for key in ("base_url", "api_key", "model")
+    }
+
+
+LLM_TIERS = {tier: _llm_tier(tier) for tier in LLM_TIER_NAMES}
+LLM_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("NEKOMEM_LLM_TIMEOUT", "110"))
+
+# Local embeddings (optional at run time).
+EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)
+EMBEDDING_MODEL_DIR = Path(os.environ.get("NEKOMEM_MODEL_DIR", BASE_DIR / "var" / "models"))
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("NEKOMEM_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "nekomem.api.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {"TITLE": "nekomem", "VERSION": "0.1.0"}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("NEKOMEM_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

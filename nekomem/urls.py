@@ -1,0 +1,26 @@
+"""Memory-server routes (wire-compatible with the original), the /api/v1 API, admin and schema."""
+
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from nekomem.characters.api import CharacterViewSet
+
+router = SimpleRouter()
+router.register("characters", CharacterViewSet, basename="character")
+
+api_v1: list[URLPattern | URLResolver] = [
+    path("", include("recent.api_urls")),
+    path("", include(router.urls)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("", include("nekomem.runtime.urls")),
+    path("", include("recent.urls")),
+    path("", include("recall.urls")),
+]

@@ -1,0 +1,78 @@
+"""The working context for a new LLM session (``GET /new_dialog``, reference §5).
+
+It reads every layer but writes none. Sections that belong to layers still to come (persona,
+reflections) join here when those layers land.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from nekomem.characters.models import Character
+from nekomem.locale import master_display_name
+from nekomem.textproc import strip_bracketed
+from recall import locale
+from recent.messages import content_text
+from recent.models import RecentMessage
+from recent.selectors import raw_log_last_timestamp, recent_window
+
+GAP_NOTICE_SECONDS = 30 * 60
+GAP_LONG_SECONDS = 5 * 60 * 60
+
+
+def speaker_label(message: RecentMessage, character: Character, language: str) -> str:
+    if message.type == RecentMessage.Kind.HUMAN:
+        return master_display_name(character.master_name, language)
+    if message.type == RecentMessage.Kind.AI:
+        return character.name
+    return locale.text(language, "system_label")
+
+
+def _clock(moment: datetime) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
+
+
+def recent_lines(character: Character, language: str) -> list[str]:
+    lines = []
+    for message in recent_window(character_id=character.pk):
+        body = strip_bracketed(content_text(message.data.get("content"))).strip()
+        lines.append(f"{speaker_label(message, character, language)} | {body}")
+    return lines
+
+
+def gap_lines(character: Character, language: str, now: datetime) -> list[str]:
+    last = raw_log_last_timestamp(character_id=character.pk)
+    if last is None:
+        return []
+    gap = (now - last).total_seconds()
+    if gap < GAP_NOTICE_SECONDS:
+        return []
+    master = master_display_name(character.master_name, language)
+    notice = locale.text(language, "gap", master=master, elapsed=locale.elapsed_text(language, gap))
+    if gap < GAP_LONG_SECONDS:
+        return [notice]
+    return [
+        locale.text(language, "gap_now", time=_clock(now))
+        + notice
+        + locale.text(language, "gap_long", name=character.name, master=master)
+    ]
+
+
+def holiday_line(language: str, now: datetime) -> list[str]:
+    local = timezone.localtime(now)
+    holiday = locale.HOLIDAYS.get((local.month, local.day))
+    return [locale.text(language, "holiday", holiday=holiday[language])] if holiday else []
+
+
+def working_context_render(*, character: Character, language: str, now: datetime | None = None) -> str:
+    now = now or timezone.now()
+    lines = [
+        locale.text(language, "inner_thoughts_header", name=character.name),
+        locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
+        *recent_lines(character, language),
+        *gap_lines(character, language, now),
+        *holiday_line(language, now),
+    ]
+    return "\n".join(lines) + "\n"

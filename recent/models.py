@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from django.db import models
+
+from nekomem.characters.models import Character
+
+
+class RecentMessage(models.Model):
+    """One message of the recent window, in LangChain ``messages_to_dict`` form.
+
+    The compression memo is the leading ``system`` row. ``position`` orders the window; a splice
+    replaces a head of positions with one memo placed before the kept tail.
+    """
+
+    class Kind(models.TextChoices):
+        HUMAN = "human"
+        AI = "ai"
+        SYSTEM = "system"
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="recent_messages")
+    position = models.BigIntegerField()
+    type = models.CharField(max_length=8, choices=Kind.choices)
+    data = models.JSONField(help_text="The message's LangChain ``data`` dict (content, kwargs, metadata).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["character", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "position"], name="recent_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character_id}#{self.position} {self.type}"
+
+    def as_langchain(self) -> dict:
+        return {"type": self.type, "data": self.data}
+
+
+class RecentMeta(models.Model):
+    """``recent_meta.json``: the anchor of the compression stale hint."""
+
+    character = models.OneToOneField(Character, on_delete=models.CASCADE, related_name="recent_meta")
+    last_past_block_update_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.character_id}: {self.last_past_block_update_at}"
+
+
+class RawMessage(models.Model):
+    """``time_indexed_original``: the raw journal, one row per message, one timestamp per call."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="raw_messages")
+    session_id = models.CharField(max_length=64, help_text="uuid of the /cache or /process call")
+    message = models.TextField(help_text="one message as JSON in the {type, data} shape")
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        ordering = ["character", "timestamp", "id"]
+        indexes = [
+            models.Index(fields=["character", "timestamp", "id"], name="raw_character_time"),
+            models.Index(fields=["timestamp"], name="idx_time_indexed_original_ts"),
+        ]
+        verbose_name = "raw message (time-indexed log)"
+
+    def __str__(self) -> str:
+        return f"{self.character_id} {self.timestamp:%Y-%m-%d %H:%M:%S} {self.session_id[:8]}"

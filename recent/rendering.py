@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from nekomem.characters.models import Character
+from nekomem.locale import master_display_name, resolve_language
+from recent.messages import content_text
+from recent.selectors import recent_window
+
+_INTRO = {
+    "zh": "以下是{name}与{master}最近的对话：",
+    "en": "Here is the recent conversation between {name} and {master}:",
+}
+
+
+def recent_history_text(*, character: Character, language: str | None = None) -> str:
+    """Plain transcript for game flows: an intro line, then ``speaker | content``; memos bare."""
+    lang = resolve_language(language, character.language)
+    master = master_display_name(character.master_name, lang)
+    lines = [_INTRO[lang].format(name=character.name, master=master)]
+    for message in recent_window(character_id=character.pk):
+        text = content_text(message.data.get("content"))
+        if message.type == "system":
+            lines.append(text)
+        else:
+            speaker = master if message.type == "human" else character.name
+            lines.append(f"{speaker} | {text}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,75 @@
+"""Conversation write routes and recent-history reads (wire-compatible, reference §1.2–1.3)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from nekomem.characters.selectors import character_get
+from nekomem.http import conversation_route, json_ok, read_history_request, validated_name
+from recent.messages import parse_history
+from recent.rendering import recent_history_text
+from recent.selectors import raw_log_last_timestamp
+from recent.services import turn_record
+
+
+def _record(request: HttpRequest, name: str, *, append_recent: bool) -> int:
+    input_history, language = read_history_request(request)
+    messages = parse_history(input_history)
+    turn_record(name=name, messages=messages, language=language, append_recent=append_recent)
+    return len(messages)
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+@conversation_route
+def cache(request: HttpRequest, name: str) -> HttpResponse:
+    return json_ok({"status": "cached", "count": _record(request, name, append_recent=True)})
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+@conversation_route
+def process(request: HttpRequest, name: str) -> HttpResponse:
+    _record(request, name, append_recent=True)
+    return json_ok({"status": "processed"})
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+@conversation_route
+def renew(request: HttpRequest, name: str) -> HttpResponse:
+    _record(request, name, append_recent=True)
+    return json_ok({"status": "processed"})
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+@conversation_route
+def settle(request: HttpRequest, name: str) -> HttpResponse:
+    _record(request, name, append_recent=False)
+    return json_ok({"status": "settled"})
+
+
+@require_GET
+@validated_name
+def get_recent_history(request: HttpRequest, name: str) -> HttpResponse:
+    character = character_get(name=name)
+    body = recent_history_text(character=character, language=request.GET.get("language")) if character else ""
+    return HttpResponse(body, content_type="text/plain; charset=utf-8")
+
+
+@require_GET
+@validated_name
+def last_conversation_gap(request: HttpRequest, name: str) -> HttpResponse:
+    character = character_get(name=name)
+    last = raw_log_last_timestamp(character_id=character.pk) if character else None
+    if last is None:
+        return json_ok({"gap_seconds": -1})
+    return json_ok({"gap_seconds": (timezone.now() - last).total_seconds()})

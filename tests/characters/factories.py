@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+import factory
+
+from nekomem.characters.models import Character
+
+
+class CharacterFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Character
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"角色{n}")
+    master_name = "阿凛"

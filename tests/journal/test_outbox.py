@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from nekomem.journal import services
+from nekomem.journal.models import OutboxOp
+from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
+from tests.characters.factories import CharacterFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def step_calls():
+    """A post-turn step that records its calls and fails while ``fail`` holds a count above zero."""
+    calls: list[dict] = []
+    control = {"fail": 0}
+
+    def step(character_id: int, payload: dict) -> None:
+        calls.append(payload)
+        if control["fail"] > 0:
+            control["fail"] -= 1
+            raise RuntimeError("provider down")
+
+    register_outbox_step("test_op", "record", step)
+    yield calls, control
+    unregister_outbox_step("test_op", "record")
+
+
+def register(character_id: int, payload: dict | None = None) -> OutboxOp:
+    with transaction.atomic():
+        return services.outbox_op_register(
+            character_id=character_id, op_type="test_op", payload=payload or {"n": 1}
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_register_outside_a_transaction_is_refused():
+    character = CharacterFactory()
+    with pytest.raises(RuntimeError):
+        services.outbox_op_register(character_id=character.pk, op_type="test_op", payload={})
+
+
+def test_an_op_rolled_back_with_its_turn_never_exists(step_calls):
+    character = CharacterFactory()
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        services.outbox_op_register(character_id=character.pk, op_type="test_op", payload={})
+        1 / 0  # noqa: B018
+    assert OutboxOp.objects.count() == 0
+    assert step_calls[0] == []
+
+
+def test_commit_enqueues_and_the_task_runs_the_op_to_done(step_calls, django_capture_on_commit_callbacks):
+    character = CharacterFactory()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        op = register(character.pk, {"n": 7})
+    assert len(callbacks) == 1
+    op.refresh_from_db()
+    assert op.status == OutboxOp.Status.DONE and op.done_at is not None
+    assert step_calls[0] == [{"n": 7}]
+
+
+def test_running_a_done_op_again_does_nothing(step_calls):
+    op = register(CharacterFactory().pk)
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"
+    assert len(step_calls[0]) == 1
+
+
+def test_failures_count_attempts_then_success_completes(step_calls):
+    calls, control = step_calls
+    control["fail"] = 2
+    op = register(CharacterFactory().pk)
+    assert services.outbox_op_execute(op_id=op.op_id) == "pending"
+    assert services.outbox_op_execute(op_id=op.op_id) == "pending"
+    op.refresh_from_db()
+    assert op.attempts == 2 and "provider down" in op.last_error
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"
+    assert len(calls) == 3
+
+
+def test_five_failures_dead_letter_the_op_which_stays_visible(step_calls):
+    _calls, control = step_calls
+    control["fail"] = 99
+    op = register(CharacterFactory().pk)
+    statuses = [services.outbox_op_execute(op_id=op.op_id) for _ in range(6)]
+    assert statuses == ["pending"] * 4 + ["dead", "dead"]
+    op.refresh_from_db()
+    assert op.status == OutboxOp.Status.DEAD and op.attempts == 5
+    assert services.outbox_ops_requeue() == 0
+
+
+def test_a_leased_op_is_not_run_twice_until_the_lease_is_released(step_calls):
+    op = register(CharacterFactory().pk)
+    assert services._claim(op.op_id)
+    assert services.outbox_op_execute(op_id=op.op_id) == "busy"
+    assert services.outbox_ops_requeue() == 0
+    assert services.outbox_ops_release_leases() == 1
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"
+
+
+def test_requeue_runs_every_pending_op(step_calls):
+    character = CharacterFactory()
+    ops = [register(character.pk, {"n": i}) for i in range(3)]
+    assert services.outbox_ops_requeue() == 3  # sync cluster in tests: each runs as it is enqueued
+    assert set(OutboxOp.objects.filter(pk__in=[o.pk for o in ops]).values_list("status", flat=True)) == {
+        "done"
+    }

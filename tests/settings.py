@@ -1,0 +1,15 @@
+"""Test settings: the real settings, with django-q2 running tasks inline where a test enqueues them.
+
+Tests that need a real broker or cluster start real processes with the plain settings.
+"""
+
+import os
+
+from nekomem.settings import *  # noqa: F403
+from nekomem.settings import DATABASES, Q_CLUSTER
+
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # One test database per run, so two runs on one machine do not drop each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_nekomem_{os.getpid()}"}
