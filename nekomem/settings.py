@@ -142,16 +142,22 @@ LLM_TIER_NAMES = ("summary", "correction", "emotion")
 
 
 def _llm_tier(tier: str) -> dict[str, str]:
-    prefix = f"NEKOMEM_LLM_{tier.upper()}_"
-    fallback = "NEKOMEM_LLM_SUMMARY_"
-    return {
-        key: os.environ.get(prefix + key.upper()) or os.environ.get(fallback + key.upper()) or ""
-        for key in ("base_url", "api_key", "model")
-    }
+    """A tier's own provider, or the summary tier's as a whole.
+
+    The fallback is by whole entry, never key by key: a tier with its own base URL but no key must
+    not send the summary provider's key to another host.
+    """
+    own = f"NEKOMEM_LLM_{tier.upper()}_"
+    prefix = own if os.environ.get(own + "BASE_URL") else "NEKOMEM_LLM_SUMMARY_"
+    entry = {key: os.environ.get(prefix + key.upper(), "") for key in ("base_url", "api_key", "model")}
+    entry["thinking_style"] = os.environ.get(prefix + "THINKING_STYLE", "both")
+    return entry
 
 
 LLM_TIERS = {tier: _llm_tier(tier) for tier in LLM_TIER_NAMES}
 LLM_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("NEKOMEM_LLM_TIMEOUT", "110"))
+LLM_RETRY_BASE_DELAY_SECONDS = float(os.environ.get("NEKOMEM_LLM_RETRY_BASE_DELAY", "1"))
+LLM_RETRY_AFTER_MAX_SECONDS = float(os.environ.get("NEKOMEM_LLM_RETRY_AFTER_MAX", "10"))
 
 # Local embeddings (optional at run time).
 EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)

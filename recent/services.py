@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_character
+from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_get_or_create
 from nekomem.journal.services import outbox_op_register
@@ -65,7 +65,7 @@ def turn_record(
     messages it was given (they are already in the window from ``/cache``).
     """
     character = character_get_or_create(name=name)
-    with transaction.atomic():
+    with settle_lock(character.pk), transaction.atomic():
         lock_character(character.pk)
         _mark_activity(character=character, messages=messages, language=language)
         if not messages:

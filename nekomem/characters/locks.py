@@ -1,17 +1,32 @@
-"""The only module that builds locking queries.
+"""The only module that builds locks.
 
-A per-character lock serialises every change to one character's memory (the original's
-"settle lock"). On PostgreSQL it is a row lock on the character; on SQLite every write
-transaction is BEGIN IMMEDIATE (see settings), so the database write lock already serialises
-writers and the row lock is a plain read. Always call these inside ``transaction.atomic``.
-Lock order: character first, then any layer rows, each ordered by primary key.
+Two locks, always taken in this order:
+
+1. ``settle_lock`` — the original's per-character "settle lock". It serialises a character's
+   conversation writes and lets ``/new_dialog`` wait for a settle in flight. It can be held
+   across an LLM call (``/renew`` keeps it across the first summary) without holding a database
+   transaction open: a session-level advisory lock on PostgreSQL, an exclusive ``flock`` on a
+   per-character file next to the SQLite database on the embedded default.
+2. ``lock_character`` — the row lock inside a transaction. On PostgreSQL a ``SELECT … FOR
+   UPDATE`` on the character; on SQLite every write transaction is ``BEGIN IMMEDIATE`` (see
+   settings), so the database write lock already serialises writers and this is a plain read.
+   Layer rows are locked after it, each ordered by primary key.
 """
 
 from __future__ import annotations
 
-from django.db import connection, transaction
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import connection
 
 from nekomem.characters.models import Character
+
+# Keeps our advisory-lock keys apart from any other application sharing the database.
+_ADVISORY_NAMESPACE = 0x6E656B6F  # "neko"
 
 
 def lock_character(character_id: int) -> Character:
@@ -21,16 +36,40 @@ def lock_character(character_id: int) -> Character:
     return Character.objects.select_for_update().get(pk=character_id)
 
 
-def lock_character_by_name(name: str) -> Character | None:
-    if not connection.in_atomic_block:
-        raise RuntimeError("lock_character_by_name must be called inside transaction.atomic")
-    return Character.objects.select_for_update().filter(name=name).first()
+def _lock_file_path(character_id: int) -> str:
+    lock_dir = settings.VAR_DIR / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    db_name = os.path.basename(str(connection.settings_dict["NAME"]))
+    return str(lock_dir / f"{db_name}.character-{character_id}.lock")
+
+
+@contextmanager
+def settle_lock(character_id: int) -> Iterator[None]:
+    """Hold the character's settle lock for the block; blocks while another holder has it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)", [_ADVISORY_NAMESPACE, character_id])
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_ADVISORY_NAMESPACE, character_id])
+        return
+    fd = os.open(_lock_file_path(character_id), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 def wait_for_settled(name: str) -> Character | None:
-    """Wait until no writer holds the character's lock, then return it (None when unknown).
+    """Wait until no settle is in flight for the character, then return it (None when unknown).
 
     ``/new_dialog`` calls this so it always renders a settled state.
     """
-    with transaction.atomic():
-        return lock_character_by_name(name)
+    character = Character.objects.filter(name=name).first()
+    if character is None:
+        return None
+    with settle_lock(character.pk):
+        return Character.objects.get(pk=character.pk)
