@@ -10,6 +10,7 @@ REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m nekomem.embeddings.fetch
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -26,10 +27,10 @@ lint: install
 
 # Embedded default (SQLite + ORM broker), then PostgreSQL + Redis.
 test-sqlite: install
-	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest
+	NEKOMEM_REQUIRE_MODELS=1 env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest
 
 test-postgres: install
-	DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest
+	NEKOMEM_REQUIRE_MODELS=1 DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest
 
 test: lint test-sqlite test-postgres
 

@@ -162,6 +162,8 @@ LLM_RETRY_AFTER_MAX_SECONDS = float(os.environ.get("NEKOMEM_LLM_RETRY_AFTER_MAX"
 # Local embeddings (optional at run time).
 EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)
 EMBEDDING_MODEL_DIR = Path(os.environ.get("NEKOMEM_MODEL_DIR", BASE_DIR / "var" / "models"))
+EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
+EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("NEKOMEM_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"

@@ -41,7 +41,8 @@ def normalise_message(raw: Any, index: int = 0) -> dict[str, Any]:
     if kind is None:
         raise HistoryParseError(f"message {index} has unknown type {raw_type!r}")
     nested = raw.get("data")
-    data: dict[str, Any] = nested if isinstance(nested, dict) else {k: v for k, v in raw.items() if k != "role"}
+    flat = {k: v for k, v in raw.items() if k != "role"}
+    data: dict[str, Any] = nested if isinstance(nested, dict) else flat
     if "content" not in data:
         raise HistoryParseError(f"message {index} has no content")
     normalised: dict[str, Any] = {

@@ -1,0 +1,278 @@
+"""The embedding service: real models from the extracted files, fingerprints, stored vectors, top-k."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings as django_settings
+
+from nekomem.embeddings import service
+from nekomem.embeddings.fetch import profile_is_present
+from nekomem.embeddings.profiles import (
+    DEFAULT_PROFILE,
+    FUSED_MUSE_MINILM,
+    MINILM_L6_INT8,
+    MUSE_V3_INT8,
+    get_profile,
+)
+from nekomem.embeddings.service import (
+    Embedder,
+    EmbeddingState,
+    EmbeddingUnavailable,
+    cosine_top_k,
+    decode_vector,
+    encode_vector,
+    get_embedder,
+    is_available,
+    text_fingerprint,
+    vector_is_valid,
+)
+
+MODEL_DIR = Path(django_settings.EMBEDDING_MODEL_DIR)
+
+
+def needs_model(profile: str) -> pytest.MarkDecorator:
+    # CI sets NEKOMEM_REQUIRE_MODELS after running the fetch, so a missing model fails there, never skips.
+    absent = not profile_is_present(MODEL_DIR, get_profile(profile))
+    return pytest.mark.skipif(
+        absent and not os.environ.get("NEKOMEM_REQUIRE_MODELS"),
+        reason=f"{profile} not in {MODEL_DIR} (python -m nekomem.embeddings.fetch)",
+    )
+
+
+@pytest.fixture(autouse=True)
+def fresh_services() -> Iterator[None]:
+    service.reset_for_tests()
+    yield
+    service.reset_for_tests()
+
+
+@pytest.fixture(scope="module")
+def muse() -> Embedder:
+    if not profile_is_present(MODEL_DIR, MUSE_V3_INT8) and not os.environ.get("NEKOMEM_REQUIRE_MODELS"):
+        pytest.skip("muse-v3-int8 not fetched")
+    return Embedder.load(MUSE_V3_INT8.name, MODEL_DIR)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_default_model_loads_and_gives_512_dim_unit_vectors(settings) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    embedder = get_embedder()
+
+    assert embedder is not None
+    assert embedder.profile.name == DEFAULT_PROFILE == MUSE_V3_INT8.name
+    assert embedder.dim == 512
+    assert embedder.model_id == "muse-v3-int8/d512/int8/max2000"
+    vectors = embedder.embed(["今天天气很好。", "The weather is nice today.", ""])
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (3, 512)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert service.status()["state"] == "ready"
+    assert is_available(load=False)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_chinese_sentence_is_closer_to_its_translation_than_to_an_unrelated_sentence(muse: Embedder) -> None:
+    zh, en, unrelated = muse.embed(
+        [
+            "我的猫叫小白，它最喜欢在窗台上晒太阳。",
+            "My cat is called Xiaobai and loves sunbathing on the windowsill.",
+            "The quarterly tax report is due next Monday.",
+        ]
+    )
+    assert float(zh @ en) > float(zh @ unrelated) + 0.3
+    assert float(zh @ en) > float(en @ unrelated) + 0.3
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_batching_keeps_input_order_and_agrees_with_single_calls(muse: Embedder) -> None:
+    texts = [f"第{i}句话" + "很长" * (i % 7) for i in range(70)] + [
+        "short",
+        "周末我们去海边散步，看日落，吃了很多海鲜。" * 150,
+    ]
+    batched = muse.embed(texts)
+    picked = [0, 33, 69, 70, 71]
+    singles = np.vstack([muse.embed([texts[i]]) for i in picked])
+    # The int8 graph quantises activations per call, so a vector moves very slightly with its batch
+    # mates (cosine ≥ 0.996 measured); order must be kept exactly.
+    agreement = batched[picked] @ singles.T
+    assert np.diag(agreement).min() > 0.99
+    assert (agreement.argmax(axis=0) == np.arange(len(picked))).all()
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_embed_is_thread_safe(muse: Embedder) -> None:
+    texts = ["记得我喜欢喝乌龙茶", "I go running every morning", "周末去爬山了"]
+    expected = muse.embed(texts)
+    results: list[np.ndarray] = []
+
+    def worker() -> None:
+        results.append(muse.embed(texts))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    for r in results:
+        np.testing.assert_allclose(r, expected, atol=1e-5)
+
+
+@needs_model(MINILM_L6_INT8.name)
+def test_minilm_and_fused_profiles_load_with_their_own_dimensions() -> None:
+    minilm = Embedder.load(MINILM_L6_INT8.name, MODEL_DIR)
+    a, b, c = minilm.embed(
+        ["A man is eating food.", "A man is eating a piece of bread.", "A plane is taking off."]
+    )
+    assert minilm.dim == 384
+    assert float(a @ b) > 0.6 > float(a @ c)
+
+    fused = Embedder.load(FUSED_MUSE_MINILM.name, MODEL_DIR)
+    vectors = fused.embed(["A man is eating food.", "一个男人在吃东西。"])
+    assert vectors.shape == (2, 512 + 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_text_fingerprint_is_sha256_of_utf8_text() -> None:
+    assert text_fingerprint("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert text_fingerprint("主人喜欢猫") != text_fingerprint("主人喜欢狗")
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_stored_vector_is_invalidated_by_text_change_model_change_and_bad_dimension(muse: Embedder) -> None:
+    text = "主人每天早上都会喝一杯咖啡。"
+    stored = encode_vector(muse.embed([text])[0])
+    fingerprint = text_fingerprint(text)
+
+    def valid(
+        stored_vector: str | None = stored,
+        stored_text_sha256: str | None = fingerprint,
+        stored_model_id: str | None = muse.model_id,
+        current_text: str = text,
+    ) -> bool:
+        return vector_is_valid(
+            stored_vector=stored_vector,
+            stored_text_sha256=stored_text_sha256,
+            stored_model_id=stored_model_id,
+            text=current_text,
+            embedder=muse,
+        )
+
+    assert valid()
+    assert not valid(current_text="主人每天早上都会喝一杯茶。")
+    assert not valid(stored_text_sha256=None)
+    assert not valid(stored_model_id="muse-v3-int8/d256/int8/max2000")
+    assert not valid(stored_model_id="minilm-l6-int8/d384/int8/max256")
+    assert not valid(stored_model_id=None)
+    assert not valid(stored_vector=encode_vector(np.ones(384, dtype=np.float32)))
+    assert not valid(stored_vector=None)
+
+
+def test_encode_decode_round_trip_within_float16_precision() -> None:
+    rng = np.random.default_rng(7)
+    vec = rng.standard_normal(512).astype(np.float32)
+    vec /= np.linalg.norm(vec)
+
+    encoded = encode_vector(vec)
+    decoded = decode_vector(encoded, 512)
+
+    assert isinstance(encoded, str)
+    assert len(encoded) == len("A" * ((512 * 2 + 2) // 3 * 4))  # base64 of 1024 bytes
+    assert decoded is not None and decoded.dtype == np.float32
+    np.testing.assert_allclose(decoded, vec, atol=1e-3, rtol=1e-3)
+    assert decode_vector(encoded, 256) is None
+    assert decode_vector(encoded, 768) is None
+
+
+@pytest.mark.parametrize("bad", ["", None, "not base64!!", "AAA", encode_vector([np.inf] * 4)])
+def test_decode_rejects_bad_input(bad: str | None) -> None:
+    assert decode_vector(bad, 4) is None
+
+
+def test_disabled_when_the_model_directory_is_empty(settings, tmp_path: Path) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    settings.EMBEDDING_MODEL_DIR = tmp_path
+
+    assert get_embedder() is None
+    assert not is_available()
+    state = service.status()
+    assert state["state"] == EmbeddingState.DISABLED
+    assert "missing" in state["reason"]
+    assert service.embed_texts(["hello"]) is None
+    # Permanent for the process: a file appearing later does not bring vectors back until a restart.
+    (tmp_path / MUSE_V3_INT8.name).mkdir()
+    assert get_embedder() is None
+
+
+def test_a_wrong_model_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / MUSE_V3_INT8.name).mkdir()
+    (tmp_path / MUSE_V3_INT8.name / "model.onnx").write_bytes(b"not a model")
+    with pytest.raises(EmbeddingUnavailable, match="sha256"):
+        Embedder.load(MUSE_V3_INT8.name, tmp_path)
+
+
+def test_disabled_by_setting_even_when_the_model_is_present(settings) -> None:
+    settings.EMBEDDINGS_ENABLED = False
+
+    assert get_embedder() is None
+    assert not is_available()
+    assert service.embed_texts(["hello"]) is None
+    assert service.status()["state"] == "disabled"
+    assert service.status()["enabled"] is False
+
+
+def test_status_never_loads_the_model(settings) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    assert service.status()["state"] == "init"
+    assert not is_available(load=False)
+    assert service.status()["state"] == "init"
+
+
+def test_cosine_top_k_on_hand_made_vectors() -> None:
+    matrix = np.array(
+        [
+            [1.0, 0.0, 0.0],  # 0: same direction as q1
+            [0.0, 2.0, 0.0],  # 1: same direction as q2 (not unit length: cosine, not dot product)
+            [1.0, 1.0, 0.0],  # 2: 0.707 to both
+            [0.0, 0.0, 1.0],  # 3: orthogonal to both
+            [-1.0, 0.0, 0.0],  # 4: opposite to q1
+        ],
+        dtype=np.float32,
+    )
+    q1, q2 = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+
+    idx, scores = cosine_top_k(q1, matrix, k=3, threshold=-1.0)
+    assert idx.tolist() == [0, 2, 1]
+    np.testing.assert_allclose(scores, [1.0, 0.70710677, 0.0], atol=1e-6)
+
+    # Several queries: a row scores its best cosine against any of them.
+    idx, scores = cosine_top_k(np.vstack([q1, q2]), matrix, k=10, threshold=0.3)
+    assert idx.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(scores, [1.0, 1.0, 0.70710677], atol=1e-6)
+
+    idx, _ = cosine_top_k(q1, matrix, k=10, threshold=0.99)
+    assert idx.tolist() == [0]
+    assert cosine_top_k(q1, matrix[:0], k=5, threshold=0.0)[0].size == 0
+    assert cosine_top_k(q1, matrix, k=0, threshold=0.0)[0].size == 0
+    with pytest.raises(ValueError, match="dimension"):
+        cosine_top_k(np.ones(4), matrix, k=1)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_concurrent_first_calls_load_the_model_once(settings) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    got: list[Embedder | None] = []
+    threads = [threading.Thread(target=lambda: got.append(get_embedder())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4
+    assert got[0] is not None
+    assert all(e is got[0] for e in got)
