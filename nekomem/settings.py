@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "nekomem.journal",
     "nekomem.runtime",
     "recent",
+    "facts",
     "recall",
 ]
 

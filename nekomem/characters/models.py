@@ -20,6 +20,9 @@ class Character(models.Model):
     language = models.CharField(max_length=16, blank=True, help_text="Last locale the chat server sent.")
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
+    memory_version = models.PositiveBigIntegerField(
+        default=0, help_text="Bumped by every change to recallable memory; recall caches key on it."
+    )
     review_clean = models.BooleanField(
         default=False, help_text="Set by a finished history review; any new human message clears it."
     )

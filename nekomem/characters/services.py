@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from nekomem.characters.models import Character
@@ -27,3 +28,12 @@ def character_touch(*, character_id: int, language: str | None = None) -> None:
     if language:
         fields["language"] = language[:16]
     Character.objects.filter(pk=character_id).update(**fields)
+
+
+def character_memory_changed(*, character_id: int) -> None:
+    """Bump the recall-cache version in the database, inside the caller's write transaction.
+
+    Every process compares it with the version its cached index was built from, so a change
+    made through any worker invalidates every worker's cache.
+    """
+    Character.objects.filter(pk=character_id).update(memory_version=F("memory_version") + 1)
