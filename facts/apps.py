@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class FactsConfig(AppConfig):
     name = "facts"
     verbose_name = "Facts"
+
+    def ready(self) -> None:
+        from facts import handlers, portability  # noqa: F401  registrations with the kernel

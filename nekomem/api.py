@@ -12,9 +12,12 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName
+from nekomem.errors import Conflict
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, Conflict):
+        return Response({"status": "error", "error_code": "conflict", "message": str(exc)}, status=409)
     if isinstance(exc, InvalidCharacterName):
         exc = exceptions.ValidationError({"name": [str(exc)]})
     elif isinstance(exc, DjangoValidationError):

@@ -120,7 +120,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 Q_CLUSTER: dict[str, Any] = {
-    "name": "nekomem",
+    # The Redis queue key is derived from the name: two deployments (or test runs) sharing one Redis
+    # database need distinct names, or each cluster runs the other's tasks against the wrong store.
+    "name": os.environ.get("NEKOMEM_Q_NAME", "nekomem"),
     "workers": env_int("NEKOMEM_Q_WORKERS", 2),
     "timeout": 300,
     "retry": 360,

@@ -6,13 +6,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from nekomem.characters.api import CharacterViewSet
+from nekomem.runtime.api import PowerfulMemoryConfigView
 
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),
+    path("", include("facts.api_urls")),
     path("", include(router.urls)),
+    path("powerful_memory_config", PowerfulMemoryConfigView.as_view(), name="powerful-memory-config"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]

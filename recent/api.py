@@ -1,9 +1,21 @@
 from __future__ import annotations
 
 from rest_framework import mixins, serializers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from nekomem.api import CharacterScopedMixin
+from nekomem.runtime.api import SwitchConfigView
+from nekomem.runtime.switches import RECENT_AUTO_REVIEW
 from recent.models import RawMessage, RecentMessage
+from recent.selectors import recent_window_dicts, window_fingerprint
+from recent.services import (
+    MAX_MESSAGE_CHARS,
+    MAX_WINDOW_CHARS,
+    MAX_WINDOW_MESSAGES,
+    recent_window_replace,
+)
 
 
 class RecentMessageSerializer(serializers.ModelSerializer):
@@ -35,3 +47,52 @@ class RawMessageViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.Ge
 
     def get_queryset(self):
         return RawMessage.objects.filter(character=self.get_character()).order_by("timestamp", "id")
+
+
+class ReviewConfigView(SwitchConfigView):
+    """``recent_memory_auto_review``: whether the background history review may run (default on)."""
+
+    switch_name = RECENT_AUTO_REVIEW
+
+
+class WindowMessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["human", "ai", "system"])
+    text = serializers.CharField(allow_blank=True, max_length=MAX_MESSAGE_CHARS, trim_whitespace=False)
+
+
+class WindowReplaceSerializer(serializers.Serializer):
+    chat = WindowMessageSerializer(many=True, max_length=MAX_WINDOW_MESSAGES)
+    fingerprint = serializers.CharField(required=False, allow_blank=True)
+
+    def validate_chat(self, value: list[dict]) -> list[dict]:
+        if sum(len(m["text"]) for m in value) > MAX_WINDOW_CHARS:
+            raise serializers.ValidationError(f"more than {MAX_WINDOW_CHARS} characters in all")
+        return value
+
+
+class RecentWindowView(CharacterScopedMixin, APIView):
+    """The whole recent window for the memory browser: read it, or replace it after a manual edit.
+
+    The fingerprint read with the window must be sent back; a window that changed meanwhile (a new
+    turn, a compression) answers 409 instead of overwriting it.
+    """
+
+    serializer_class = WindowReplaceSerializer
+
+    def get(self, request: Request, name: str) -> Response:
+        character = self.get_character()
+        messages = recent_window_dicts(character_id=character.pk)
+        return Response({"messages": messages, "fingerprint": window_fingerprint(messages)})
+
+    def put(self, request: Request, name: str) -> Response:
+        character = self.get_character()
+        incoming = WindowReplaceSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        messages = recent_window_replace(
+            character_id=character.pk,
+            chat=[(m["role"], m["text"]) for m in incoming.validated_data["chat"]],
+            expected_fingerprint=incoming.validated_data.get("fingerprint") or None,
+        )
+        return Response(
+            {"messages": messages, "fingerprint": window_fingerprint(messages), "need_refresh": True}
+        )

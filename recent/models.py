@@ -64,3 +64,79 @@ class RawMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character_id} {self.timestamp:%Y-%m-%d %H:%M:%S} {self.session_id[:8]}"
+
+
+class RecentReviewState(models.Model):
+    """Per-character gate state of the recent-history review (reference §3.1.5)."""
+
+    character = models.OneToOneField(Character, on_delete=models.CASCADE, related_name="recent_review_state")
+    cutoff_position = models.BigIntegerField(
+        null=True, blank=True, help_text="Position of the last message the latest finished review saw."
+    )
+    last_started_at = models.DateTimeField(null=True, blank=True)
+    truncation_strikes = models.PositiveSmallIntegerField(
+        default=0, help_text="Consecutive reviews whose reply hit the output limit."
+    )
+    paused_at_length = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Window length when three truncations paused the review; it resumes once the window "
+        "is shorter.",
+    )
+
+    def __str__(self) -> str:
+        return f"{self.character_id}: cutoff {self.cutoff_position}"
+
+
+class RecentJob(models.Model):
+    """A background LLM job on one character's recent window: a compression or a history review.
+
+    At most one job of a kind is active per character. Failures count attempts; the fifth one
+    dead-letters the job. A job whose tier has no provider waits (``last_error`` says why) without
+    spending attempts and runs once a provider is configured.
+    """
+
+    class Kind(models.TextChoices):
+        COMPRESS = "compress"
+        REVIEW = "review"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        WAITING = "waiting"  # no provider for the tier: parked, attempts untouched
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # terminal without retry (a truncated review: the same prompt would truncate)
+        DEAD = "dead"
+        CANCELLED = "cancelled"
+
+    ACTIVE = (Status.PENDING, Status.WAITING, Status.RUNNING)
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="recent_jobs")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    outcome = models.CharField(
+        max_length=40, blank=True, help_text="What the last run did (spliced, moot …)."
+    )
+    run_token = models.UUIDField(
+        null=True, blank=True, help_text="Changes on every claim, so a stale run cannot finish a newer one."
+    )
+    lease_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "kind"],
+                condition=models.Q(status__in=["pending", "waiting", "running"]),
+                name="recent_one_active_job_per_kind",
+            )
+        ]
+        indexes = [models.Index(fields=["status", "kind"], name="recent_job_status_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime
 
 from django.db.models import Max
@@ -13,6 +15,12 @@ def recent_window(*, character_id: int) -> list[RecentMessage]:
 
 def recent_window_dicts(*, character_id: int) -> list[dict]:
     return [m.as_langchain() for m in recent_window(character_id=character_id)]
+
+
+def window_fingerprint(messages: list[dict]) -> str:
+    """An opaque token for one state of the window (optimistic concurrency for manual edits)."""
+    canonical = json.dumps([(m["type"], m["data"].get("content")) for m in messages], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def raw_log_last_timestamp(*, character_id: int) -> datetime | None:

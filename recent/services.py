@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 from django.db import transaction
 from django.db.models import Max
@@ -14,10 +14,29 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_get_or_create
+from nekomem.errors import Conflict
 from nekomem.journal.services import outbox_op_register
-from recent.models import RawMessage, RecentMessage
+from recent.compression import (
+    COMPRESS_THRESHOLD_ITEMS,
+    compress_inline,
+    compress_job_run,
+    compress_request,
+    window_hard_cap,
+)
+from recent.jobs import recent_job_cancel, recent_job_request
+from recent.messages import normalise_message
+from recent.models import RawMessage, RecentJob, RecentMessage
+from recent.review import review_maybe_spawn
 
 POST_TURN_OP = "extract_facts"  # the original's wire name, kept although the op does more
+# The original browser's save limits.
+MAX_WINDOW_MESSAGES = 10_000
+MAX_MESSAGE_CHARS = 32_768
+MAX_WINDOW_CHARS = 2_097_152
+
+
+class WindowChanged(Conflict):
+    """The window changed since the editor read it; saving would overwrite someone else's change."""
 
 
 def recent_messages_append(*, character_id: int, messages: list[dict[str, Any]]) -> None:
@@ -56,20 +75,74 @@ def _mark_activity(*, character: Character, messages: list[dict[str, Any]], lang
     Character.objects.filter(pk=character.pk).update(**fields)
 
 
+def recent_window_replace(
+    *, character_id: int, chat: list[tuple[str, str]], expected_fingerprint: str | None
+) -> list[dict[str, Any]]:
+    """Replace the whole window with a manually edited one (the memory browser's save).
+
+    Any review in flight is cancelled first, since its result was computed from the old window.
+    """
+    from recent.selectors import recent_window_dicts, window_fingerprint
+
+    messages = [
+        normalise_message({"type": role, "data": {"content": text}}, i) for i, (role, text) in enumerate(chat)
+    ]
+    recent_job_cancel(character_id=character_id, kind=RecentJob.Kind.REVIEW)
+    with settle_lock(character_id), transaction.atomic():
+        lock_character(character_id)
+        current = recent_window_dicts(character_id=character_id)
+        if expected_fingerprint is not None and expected_fingerprint != window_fingerprint(current):
+            raise WindowChanged("the recent window changed since it was read; reload and edit again")
+        RecentMessage.objects.filter(character_id=character_id).delete()
+        recent_messages_append(character_id=character_id, messages=messages)
+        Character.objects.filter(pk=character_id).update(review_clean=False)
+    return messages
+
+
+CompressMode = Literal["never", "background", "inline"]
+
+
 def turn_record(
-    *, name: str, messages: list[dict[str, Any]], language: str | None, append_recent: bool = True
+    *,
+    name: str,
+    messages: list[dict[str, Any]],
+    language: str | None,
+    append_recent: bool = True,
+    compress: CompressMode = "never",
 ) -> Character:
     """Persist one finished turn atomically: recent window, raw log and post-turn op, or nothing.
 
     ``/cache``, ``/process`` and ``/renew`` append to the window; ``/settle`` only journals the
     messages it was given (they are already in the window from ``/cache``).
+
+    ``compress``: ``/cache`` never compresses; ``/process`` and ``/settle`` ask for a background
+    compression (the chat must not wait for an LLM); ``/renew`` summarises while still holding the
+    settle lock, so the ``/new_dialog`` that follows it waits for the memo. Every compressing route
+    then considers a history review, which always runs in the background.
     """
     character = character_get_or_create(name=name)
-    with settle_lock(character.pk), transaction.atomic():
+    inline_failed = False
+    with settle_lock(character.pk):
+        _turn_write(character=character, messages=messages, language=language, append_recent=append_recent)
+        if compress == "inline":
+            inline_failed = not compress_inline(character_id=character.pk)
+    # Outside the settle lock: a job's task may run right away (django-q sync mode) and its splice
+    # takes the lock itself.
+    if compress == "background" or inline_failed:
+        compress_request(character_id=character.pk)
+    if compress != "never":
+        review_maybe_spawn(character_id=character.pk)
+    return character
+
+
+def _turn_write(
+    *, character: Character, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+) -> None:
+    with transaction.atomic():
         lock_character(character.pk)
         _mark_activity(character=character, messages=messages, language=language)
         if not messages:
-            return character
+            return
         if append_recent:
             recent_messages_append(character_id=character.pk, messages=messages)
         session_id = raw_log_append(character_id=character.pk, messages=messages, timestamp=timezone.now())
@@ -77,4 +150,43 @@ def turn_record(
         if language:
             payload["language"] = language
         outbox_op_register(character_id=character.pk, op_type=POST_TURN_OP, payload=payload)
-    return character
+
+
+# --- idle maintenance ----------------------------------------------------------------------------------
+
+IDLE_AFTER = timedelta(seconds=10)
+
+
+def _still_idle(*, character_id: int, seen: datetime | None) -> bool:
+    last = Character.objects.filter(pk=character_id).values_list("last_activity_at", flat=True).first()
+    return last == seen and (last is None or timezone.now() - last >= IDLE_AFTER)
+
+
+def idle_maintenance_run() -> int:
+    """Compress and review characters idle for 10 s or more; returns how many were visited.
+
+    Each step re-checks idleness first, so a character that starts chatting is left alone at once.
+    """
+    cutoff = timezone.now() - IDLE_AFTER
+    idle = Character.objects.filter(last_activity_at__lte=cutoff).values_list("pk", "last_activity_at")
+    visited = 0
+    for character_id, seen in list(idle):
+        if not _still_idle(character_id=character_id, seen=seen):
+            continue
+        visited += 1
+        _idle_compress(character_id=character_id)
+        if _still_idle(character_id=character_id, seen=seen):
+            review_maybe_spawn(character_id=character_id)
+    return visited
+
+
+def _idle_compress(*, character_id: int) -> None:
+    last = RecentJob.objects.filter(character_id=character_id, kind=RecentJob.Kind.COMPRESS).first()
+    if last is not None and last.status == RecentJob.Status.DEAD:
+        # Covers a worker that died between dead-lettering the job and applying the cap.
+        window_hard_cap(character_id=character_id)
+    if RecentMessage.objects.filter(character_id=character_id).count() <= COMPRESS_THRESHOLD_ITEMS:
+        return
+    job, created = recent_job_request(character_id=character_id, kind=RecentJob.Kind.COMPRESS, enqueue=False)
+    if created:
+        compress_job_run(job_id=job.pk)

@@ -11,14 +11,17 @@ from nekomem.characters.selectors import character_get
 from nekomem.http import conversation_route, json_ok, read_history_request, validated_name
 from recent.messages import parse_history
 from recent.rendering import recent_history_text
+from recent.review import review_cancel
 from recent.selectors import raw_log_last_timestamp
-from recent.services import turn_record
+from recent.services import CompressMode, turn_record
 
 
-def _record(request: HttpRequest, name: str, *, append_recent: bool) -> int:
+def _record(request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode) -> int:
     input_history, language = read_history_request(request)
     messages = parse_history(input_history)
-    turn_record(name=name, messages=messages, language=language, append_recent=append_recent)
+    turn_record(
+        name=name, messages=messages, language=language, append_recent=append_recent, compress=compress
+    )
     return len(messages)
 
 
@@ -27,7 +30,9 @@ def _record(request: HttpRequest, name: str, *, append_recent: bool) -> int:
 @validated_name
 @conversation_route
 def cache(request: HttpRequest, name: str) -> HttpResponse:
-    return json_ok({"status": "cached", "count": _record(request, name, append_recent=True)})
+    return json_ok(
+        {"status": "cached", "count": _record(request, name, append_recent=True, compress="never")}
+    )
 
 
 @csrf_exempt
@@ -35,7 +40,7 @@ def cache(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def process(request: HttpRequest, name: str) -> HttpResponse:
-    _record(request, name, append_recent=True)
+    _record(request, name, append_recent=True, compress="background")
     return json_ok({"status": "processed"})
 
 
@@ -44,7 +49,7 @@ def process(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def renew(request: HttpRequest, name: str) -> HttpResponse:
-    _record(request, name, append_recent=True)
+    _record(request, name, append_recent=True, compress="inline")
     return json_ok({"status": "processed"})
 
 
@@ -53,7 +58,7 @@ def renew(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def settle(request: HttpRequest, name: str) -> HttpResponse:
-    _record(request, name, append_recent=False)
+    _record(request, name, append_recent=False, compress="background")
     return json_ok({"status": "settled"})
 
 
@@ -73,3 +78,11 @@ def last_conversation_gap(request: HttpRequest, name: str) -> HttpResponse:
     if last is None:
         return json_ok({"gap_seconds": -1})
     return json_ok({"gap_seconds": (timezone.now() - last).total_seconds()})
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def cancel_correction(request: HttpRequest, name: str) -> HttpResponse:
+    cancelled = review_cancel(name=name)
+    return json_ok({"status": "cancelled" if cancelled else "no_task"})

@@ -17,6 +17,20 @@ EventHandler = Callable[[int, dict[str, Any]], None]
 # registration order and the op is done when all of them succeeded.
 OutboxStep = Callable[[int, dict[str, Any]], None]
 
+
+
+class OutboxWait(Exception):
+    """A step cannot run yet for a reason outside the op (e.g. no LLM provider configured).
+
+    The op stays pending with the reason shown, no attempt is counted, and the periodic sweep
+    runs it again later.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 _event_handlers: dict[str, EventHandler] = {}
 _outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.journal.events import check_event_type
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp
-from nekomem.journal.registry import event_handler_for, outbox_steps_for
+from nekomem.journal.registry import OutboxWait, event_handler_for, outbox_steps_for
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,9 @@ def outbox_op_execute(*, op_id: UUID) -> str:
     try:
         for _name, step in outbox_steps_for(op.type):
             step(op.character_id, op.payload)
+    except OutboxWait as wait:
+        OutboxOp.objects.filter(op_id=op_id).update(last_error=f"waiting: {wait.reason}", lease_until=None)
+        return "waiting"
     except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
         return _outbox_op_fail(op_id=op_id, error=exc)
     OutboxOp.objects.filter(op_id=op_id).update(
@@ -159,8 +162,9 @@ def outbox_ops_requeue(*, older_than: timedelta = timedelta(seconds=0)) -> int:
     ops = OutboxOp.objects.filter(status=OutboxOp.Status.PENDING, updated_at__lte=now - older_than).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     )
-    count = 0
-    for op_id in ops.values_list("op_id", flat=True).iterator():
+    # Materialise the ids first: the ORM broker closes old connections on every enqueue (at once on
+    # SQLite, where CONN_MAX_AGE is 0), which would kill an open server-side cursor mid-loop.
+    op_ids = list(ops.values_list("op_id", flat=True))
+    for op_id in op_ids:
         outbox_op_enqueue(op_id=op_id)
-        count += 1
-    return count
+    return len(op_ids)

@@ -107,3 +107,22 @@ def test_requeue_runs_every_pending_op(step_calls):
     assert set(OutboxOp.objects.filter(pk__in=[o.pk for o in ops]).values_list("status", flat=True)) == {
         "done"
     }
+
+
+def test_a_waiting_step_keeps_the_op_pending_without_counting_an_attempt():
+    from nekomem.journal.registry import OutboxWait
+
+    def needs_provider(character_id: int, payload: dict) -> None:
+        raise OutboxWait("no provider for tier summary")
+
+    register_outbox_step("test_op", "wait", needs_provider)
+    try:
+        op = register(CharacterFactory().pk)
+        assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
+        op.refresh_from_db()
+        assert op.status == OutboxOp.Status.PENDING and op.attempts == 0
+        assert op.last_error == "waiting: no provider for tier summary"
+        assert op.lease_until is None
+    finally:
+        unregister_outbox_step("test_op", "wait")
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"

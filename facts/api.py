@@ -1,0 +1,118 @@
+"""REST for one character's facts: list (filtered), retrieve, edit text/importance, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from facts.models import Fact
+from facts.selectors import fact_get, fact_list
+from facts.services import fact_delete, fact_update
+from nekomem.api import CharacterScopedMixin
+
+
+class FactSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="fact_id", read_only=True)
+
+    class Meta:
+        model = Fact
+        fields = [
+            "id",
+            "text",
+            "importance",
+            "entity",
+            "source",
+            "tags",
+            "hash",
+            "created_at",
+            "event_when_raw",
+            "event_start_at",
+            "event_end_at",
+            "absorbed",
+            "signal_processed",
+            "schema_version",
+            "archived",
+            "archived_at",
+            "extra",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class FactEditSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False, allow_blank=False, trim_whitespace=True)
+    importance = serializers.IntegerField(required=False, min_value=1, max_value=10)
+
+
+class FactFilterSerializer(serializers.Serializer):
+    entity = serializers.ChoiceField(choices=Fact.Entity.choices, required=False)
+    importance = serializers.IntegerField(required=False, min_value=1, max_value=10)
+    absorbed = serializers.BooleanField(required=False, allow_null=True, default=None)
+    archived = serializers.BooleanField(required=False, allow_null=True, default=None)
+    start = serializers.DateTimeField(required=False)
+    end = serializers.DateTimeField(required=False)
+
+
+_FILTERS = [
+    OpenApiParameter("entity", OpenApiTypes.STR, enum=Fact.Entity.values),
+    OpenApiParameter("importance", OpenApiTypes.INT, description="minimum importance (1–10)"),
+    OpenApiParameter("absorbed", OpenApiTypes.BOOL),
+    OpenApiParameter("archived", OpenApiTypes.BOOL, description="omit for active and archived together"),
+    OpenApiParameter("start", OpenApiTypes.DATETIME, description="event start at or after"),
+    OpenApiParameter("end", OpenApiTypes.DATETIME, description="event start before"),
+]
+
+
+@extend_schema_view(
+    list=extend_schema(parameters=_FILTERS),
+    partial_update=extend_schema(request=FactEditSerializer, responses=FactSerializer),
+)
+class FactViewSet(
+    CharacterScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """A character's facts; archived ones included unless filtered (each fact appears once)."""
+
+    serializer_class = FactSerializer
+    lookup_field = "fact_id"
+    lookup_url_kwarg = "fact_id"
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+
+    def get_queryset(self) -> Any:
+        character = self.get_character()
+        if self.action != "list":
+            return fact_list(character_id=character.pk)
+        filters = FactFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        f = filters.validated_data
+        return fact_list(
+            character_id=character.pk,
+            entity=f.get("entity"),
+            min_importance=f.get("importance"),
+            absorbed=f.get("absorbed"),
+            archived=f.get("archived"),
+            start=f.get("start"),
+            end=f.get("end"),
+        )
+
+    def partial_update(self, request: Request, name: str, fact_id: str) -> Response:
+        character = self.get_character()
+        edit = FactEditSerializer(data=request.data)
+        edit.is_valid(raise_exception=True)
+        if fact_get(character_id=character.pk, fact_id=fact_id) is None:
+            raise Http404("no such fact")
+        fact = fact_update(character_id=character.pk, fact_id=fact_id, **edit.validated_data)
+        return Response(FactSerializer(fact).data)
+
+    def destroy(self, request: Request, name: str, fact_id: str) -> Response:
+        if not fact_delete(character_id=self.get_character().pk, fact_id=fact_id):
+            raise Http404("no such fact")
+        return Response(status=status.HTTP_204_NO_CONTENT)

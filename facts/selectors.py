@@ -1,0 +1,71 @@
+"""Reads of the facts layer; every query is scoped to one character."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from facts.models import ExtractionCursor, Fact, FactDedupPair
+
+
+def fact_list(
+    *,
+    character_id: int,
+    entity: str | None = None,
+    min_importance: int | None = None,
+    absorbed: bool | None = None,
+    archived: bool | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> QuerySet[Fact]:
+    """Facts filtered for the API and the browser; the time window is on the event start time."""
+    facts = Fact.objects.filter(character_id=character_id)
+    if entity:
+        facts = facts.filter(entity=entity)
+    if min_importance is not None:
+        facts = facts.filter(importance__gte=min_importance)
+    if absorbed is not None:
+        facts = facts.filter(absorbed=absorbed)
+    if archived is not None:
+        facts = facts.filter(archived=archived)
+    if start is not None:
+        facts = facts.filter(event_start_at__gte=start)
+    if end is not None:
+        facts = facts.filter(event_start_at__lt=end)
+    return facts.order_by("created_at", "pk")
+
+
+def fact_get(*, character_id: int, fact_id: str) -> Fact | None:
+    return Fact.objects.filter(character_id=character_id, fact_id=fact_id).first()
+
+
+def facts_known_since(*, character_id: int, since: datetime, limit: int) -> list[str]:
+    """Path B's "known facts" pool: texts created at or after ``since``, most important first."""
+    rows = (
+        Fact.objects.filter(character_id=character_id, created_at__gte=since)
+        .order_by("-importance", "created_at")
+        .values_list("text", flat=True)[:limit]
+    )
+    return list(rows)
+
+
+def dedup_pairs_pending(*, character_id: int, limit: int) -> list[FactDedupPair]:
+    return list(
+        FactDedupPair.objects.filter(character_id=character_id, status=FactDedupPair.Status.PENDING)
+        .select_related("candidate", "existing")
+        .order_by("queued_at", "pk")[:limit]
+    )
+
+
+def characters_with_pending_pairs() -> list[int]:
+    return list(
+        FactDedupPair.objects.filter(status=FactDedupPair.Status.PENDING)
+        .values_list("character_id", flat=True)
+        .distinct()
+        .order_by("character_id")
+    )
+
+
+def extraction_cursor(*, character_id: int) -> ExtractionCursor | None:
+    return ExtractionCursor.objects.filter(character_id=character_id).first()

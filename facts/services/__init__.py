@@ -1,0 +1,23 @@
+"""Writes of the facts layer, split by sub-domain; import from here."""
+
+from facts.services.arbitration import dedup_pairs_arbitrate
+from facts.services.archive import facts_archive_sweep, facts_mark_absorbed
+from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
+from facts.services.editing import fact_delete, fact_update
+from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
+from facts.services.records import FactDraft
+
+__all__ = [
+    "FactDraft",
+    "PersistReport",
+    "dedup_pair_queue",
+    "dedup_pairs_arbitrate",
+    "fact_delete",
+    "fact_update",
+    "facts_archive_sweep",
+    "facts_extract_turn",
+    "facts_extraction_tick",
+    "facts_mark_absorbed",
+    "facts_persist",
+    "stage1_extract",
+]

@@ -1,0 +1,127 @@
+"""LLM arbitration of queued near-duplicate pairs (idle maintenance, powerful memory ON only)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from facts.models import Fact, FactDedupPair
+from facts.prompts import arbitration_messages, language_of
+from facts.selectors import dedup_pairs_pending
+from facts.services.editing import fact_text_set
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_changed
+from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
+
+logger = logging.getLogger(__name__)
+
+ARBITRATION_BATCH = 20
+PAIR_MAX_ATTEMPTS = 5
+IDLE_BEFORE_MAINTENANCE = timedelta(seconds=10)
+ACTIONS = ("merge", "replace", "keep_both")
+
+
+@dataclass(frozen=True)
+class ArbitrationResult:
+    resolved: int = 0
+    reason: str = ""
+
+
+def _decisions(value: Any, size: int) -> dict[int, dict[str, Any]]:
+    """Index → decision for valid entries only; pairs the model skipped stay queued."""
+    out: dict[int, dict[str, Any]] = {}
+    for item in value:
+        if not isinstance(item, dict) or item.get("action") not in ACTIONS:
+            continue
+        index = item.get("index")
+        if isinstance(index, int) and 0 <= index < size:
+            out[index] = item
+    return out
+
+
+def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> ArbitrationResult:
+    """Resolve up to 20 queued pairs with one LLM call."""
+    now = now or timezone.now()
+    if not switch_enabled(POWERFUL_MEMORY):
+        return ArbitrationResult(reason="powerful memory off: the queue accumulates")
+    character = Character.objects.get(pk=character_id)
+    if character.last_activity_at and now - character.last_activity_at < IDLE_BEFORE_MAINTENANCE:
+        return ArbitrationResult(reason="not idle")
+    pairs = dedup_pairs_pending(character_id=character_id, limit=ARBITRATION_BATCH)
+    if not pairs:
+        return ArbitrationResult(reason="queue empty")
+    prompt = arbitration_messages(
+        name=character.name,
+        pairs=[(i, p.candidate.text, p.existing.text) for i, p in enumerate(pairs)],
+        language=language_of([p.candidate.text for p in pairs], character.language or None),
+    )
+    try:
+        reply = chat_json(tier="summary", messages=prompt, expect=list, thinking=False, timeout=60)
+    except LLMUnavailable as exc:
+        return ArbitrationResult(reason=f"waiting: {exc.reason}")
+    except LLMError as exc:
+        _pairs_failed(pairs=pairs, now=now)
+        return ArbitrationResult(reason=f"failed: {type(exc).__name__}")
+    return ArbitrationResult(
+        resolved=_apply(
+            character_id=character_id, pairs=pairs, decisions=_decisions(reply, len(pairs)), now=now
+        )
+    )
+
+
+def _pairs_failed(*, pairs: list[FactDedupPair], now: datetime) -> None:
+    ids = [p.pk for p in pairs]
+    FactDedupPair.objects.filter(pk__in=ids).update(attempts=F("attempts") + 1)
+    FactDedupPair.objects.filter(pk__in=ids, attempts__gte=PAIR_MAX_ATTEMPTS).update(
+        status=FactDedupPair.Status.DEAD, resolved_at=now
+    )
+
+
+def _apply(
+    *, character_id: int, pairs: list[FactDedupPair], decisions: dict[int, dict[str, Any]], now: datetime
+) -> int:
+    resolved = 0
+    changed = False
+    with transaction.atomic():
+        lock_character(character_id)
+        for index, pair in enumerate(pairs):
+            decision = decisions.get(index)
+            if decision is None:
+                continue
+            changed |= _apply_one(pair=pair, decision=decision)
+            FactDedupPair.objects.filter(pk=pair.pk).update(
+                status=FactDedupPair.Status.DONE, decision=decision["action"], resolved_at=now
+            )
+            resolved += 1
+        if changed:
+            character_memory_changed(character_id=character_id)
+    return resolved
+
+
+def _apply_one(*, pair: FactDedupPair, decision: dict[str, Any]) -> bool:
+    """Apply one decision; a side already gone (deleted, merged by an earlier pair) makes it a no-op."""
+    candidate = Fact.objects.filter(pk=pair.candidate_id).first()
+    existing = Fact.objects.filter(pk=pair.existing_id).first()
+    if candidate is None or existing is None:
+        return False
+    action = decision["action"]
+    if action == "merge":
+        merged = decision.get("text")
+        if isinstance(merged, str) and merged.strip() and merged.strip() != existing.text:
+            fact_text_set(fact=existing, text=merged.strip())
+        existing.importance = max(existing.importance, candidate.importance)
+        existing.save()
+        candidate.delete()
+        return True
+    if action == "replace":
+        existing.delete()
+        return True
+    return False

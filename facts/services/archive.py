@@ -1,0 +1,59 @@
+"""The facts archive (reference §2.5): absorbed facts older than 7 days, swept at most once a day.
+
+Archiving flips a flag on the same row, so no reader can ever see a fact twice or not at all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from facts.models import ExtractionCursor, Fact
+from nekomem.characters.locks import lock_character
+from nekomem.characters.services import character_memory_changed
+from nekomem.journal.services import event_append
+
+ARCHIVE_AGE = timedelta(days=7)
+ARCHIVE_THROTTLE = timedelta(hours=24)
+
+
+def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force: bool = False) -> int:
+    """Archive the character's eligible facts; returns how many moved (0 when throttled)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        lock_character(character_id)
+        cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+        last = cursor.last_archive_attempt_at
+        if not force and last is not None and now - last < ARCHIVE_THROTTLE:
+            return 0
+        ExtractionCursor.objects.filter(pk=cursor.pk).update(last_archive_attempt_at=now)
+        eligible = Fact.objects.filter(
+            character_id=character_id, archived=False, absorbed=True, created_at__lt=now - ARCHIVE_AGE
+        )
+        fact_ids = list(eligible.order_by("created_at", "pk").values_list("fact_id", flat=True))
+        if not fact_ids:
+            return 0
+        Fact.objects.filter(character_id=character_id, fact_id__in=fact_ids).update(
+            archived=True, archived_at=now, updated_at=now
+        )
+        event_append(
+            character_id=character_id,
+            event_type="fact.archived",
+            payload={"fact_ids": fact_ids, "archived_at": now.isoformat()},
+        )
+        character_memory_changed(character_id=character_id)
+    return len(fact_ids)
+
+
+def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
+    """One-way ``absorbed`` flag, for the reflection synthesis; call inside its transaction."""
+    changed = Fact.objects.filter(Q(absorbed=False), character_id=character_id, fact_id__in=fact_ids).update(
+        absorbed=True, updated_at=timezone.now()
+    )
+    event_append(character_id=character_id, event_type="fact.absorbed", payload={"fact_ids": list(fact_ids)})
+    if changed:
+        character_memory_changed(character_id=character_id)
+    return changed

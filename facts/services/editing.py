@@ -1,0 +1,48 @@
+"""Edits from the API and admin: text/importance changes and deletion."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from facts.models import Fact
+from facts.services.records import fact_hash
+from nekomem.characters.locks import lock_character
+from nekomem.characters.services import character_memory_changed
+
+
+def fact_text_set(*, fact: Fact, text: str) -> None:
+    """Rewrite a fact's text in memory; the stale vector is dropped so the backfill re-embeds it."""
+    fact.text = text
+    fact.hash = fact_hash(text)
+    fact.embedding = ""
+    fact.embedding_text_sha256 = ""
+    fact.embedding_model_id = ""
+
+
+def fact_update(
+    *, character_id: int, fact_id: str, text: str | None = None, importance: int | None = None
+) -> Fact:
+    """Edit one fact; raises Fact.DoesNotExist when it is not the character's."""
+    with transaction.atomic():
+        lock_character(character_id)
+        fact = Fact.objects.select_for_update().get(character_id=character_id, fact_id=fact_id)
+        if text is not None and text != fact.text:
+            fact_text_set(fact=fact, text=text)
+        if importance is not None:
+            if not 1 <= importance <= 10:
+                raise ValueError("importance must be between 1 and 10")
+            fact.importance = importance
+        fact.updated_at = timezone.now()
+        fact.save()
+        character_memory_changed(character_id=character_id)
+    return fact
+
+
+def fact_delete(*, character_id: int, fact_id: str) -> bool:
+    with transaction.atomic():
+        lock_character(character_id)
+        deleted, _ = Fact.objects.filter(character_id=character_id, fact_id=fact_id).delete()
+        if deleted:
+            character_memory_changed(character_id=character_id)
+    return bool(deleted)

@@ -1,0 +1,339 @@
+"""Recent-window compression (reference §3.1.1–3.1.4).
+
+Above 20 ordinary messages the head (everything but the last 9, the old memo included) is summarised
+into one leading ``system`` memo. The LLM runs outside any database transaction; the splice re-reads
+the window under the settle lock and replaces the head only if the snapshot is still, exactly, the
+head — otherwise the summary is discarded ("moot"). A failure leaves the window as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character, settle_lock
+from nekomem.characters.models import Character
+from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
+from nekomem.locale import master_display_name, resolve_language
+from nekomem.textproc import count_tokens, truncate_head_tail, truncate_tokens
+from recent import prompts
+from recent.jobs import (
+    recent_job_claim,
+    recent_job_done,
+    recent_job_fail,
+    recent_job_request,
+    recent_job_wait,
+)
+from recent.messages import content_text
+from recent.models import RecentJob, RecentMessage, RecentMeta
+
+logger = logging.getLogger(__name__)
+
+COMPRESS_THRESHOLD_ITEMS = 20
+HISTORY_MAX_ITEMS = 10
+KEEP_VERBATIM = HISTORY_MAX_ITEMS - 1
+PER_MESSAGE_HEAD_TOKENS = 250
+PER_MESSAGE_TAIL_TOKENS = 250
+INPUT_BUDGET_TOKENS = 8000
+SUMMARY_MAX_TOKENS = 1000
+HARD_CAP_TOKENS = 60000
+REDUCE_MAX_DEPTH = 3
+STALE_AFTER = timedelta(hours=1)
+STAGE1_ATTEMPTS = 3  # re-asks on a reply without a usable summary; network retries live in the client
+SUMMARY_TIER = "summary"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What the splice compares: a row's identity and its full content."""
+
+    id: int
+    position: int
+    type: str
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, row: RecentMessage) -> Slot:
+        return cls(id=row.pk, position=row.position, type=row.type, data=row.data)
+
+
+@dataclass
+class CompressResult:
+    outcome: str  # "not_needed" | "spliced" | "moot"
+    head: int = 0
+    calls: int = 0
+    stale_hint: bool = False
+
+
+@dataclass
+class _Summariser:
+    """One compression's LLM context: who is speaking, in which language, and how many calls so far."""
+
+    name: str
+    master: str
+    language: str
+    calls: int = 0
+    chunk_inputs: list[str] = field(default_factory=list)
+
+    def summarise(self, dialogue: str, *, stale_hint: bool = False) -> str:
+        messages = prompts.summarise_messages(
+            language=self.language,
+            name=self.name,
+            master=self.master,
+            dialogue=dialogue,
+            stale_hint=stale_hint,
+        )
+        return self._ask(messages)
+
+    def further(self, summary: str) -> str:
+        messages = prompts.further_summarise_messages(
+            language=self.language, name=self.name, master=self.master, summary=summary
+        )
+        return self._ask(messages)
+
+    def _ask(self, messages: list[dict[str, str]]) -> str:
+        for attempt in range(1, STAGE1_ATTEMPTS + 1):
+            self.calls += 1
+            try:
+                return str(
+                    chat_json(
+                        tier=SUMMARY_TIER,
+                        messages=messages,
+                        expect=dict,
+                        thinking=False,
+                        validate=summary_from_reply,
+                    )
+                )
+            except LLMBadOutput:
+                if attempt == STAGE1_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def summary_from_reply(value: dict[str, Any]) -> str:
+    """The summary text; an empty or missing one is a failure, never an empty memo."""
+    summary = value.get("summary", value.get("对话摘要"))
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError("reply has no non-empty summary")
+    return summary.strip()
+
+
+def needs_compression(window: list[RecentMessage]) -> bool:
+    # Every message counts, the memo included: memo + 9 kept messages is the steady state of 10.
+    return len(window) > COMPRESS_THRESHOLD_ITEMS
+
+
+def render_line(message: RecentMessage | Slot, *, name: str, master: str) -> str:
+    text = truncate_head_tail(
+        content_text(message.data.get("content")), PER_MESSAGE_HEAD_TOKENS, PER_MESSAGE_TAIL_TOKENS
+    )
+    if message.type == RecentMessage.Kind.SYSTEM:
+        return text  # the memo carries its own localised prefix
+    speaker = master if message.type == RecentMessage.Kind.HUMAN else name
+    return f"{speaker} | {text}"
+
+
+def chunk_lines(lines: list[str], budget: int) -> list[list[str]]:
+    """Greedy chunks of whole lines within ``budget`` tokens; a line is never split."""
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for line in lines:
+        cost = count_tokens(line) + 1  # + the joining newline
+        if current and used + cost > budget:
+            chunks.append(current)
+            current, used = [], 0
+        current.append(line)
+        used += cost
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def reduce_to_budget(lines: list[str], summariser: _Summariser, budget: int = INPUT_BUDGET_TOKENS) -> str:
+    """Map-reduce an over-budget dialogue into partial summaries that fit one final call."""
+    text = "\n".join(lines)
+    if count_tokens(text) <= budget:
+        return text
+    partials = [_summarise_chunk(chunk, summariser) for chunk in chunk_lines(lines, budget)]
+    depth = 0
+    while count_tokens("\n".join(partials)) > budget and depth < REDUCE_MAX_DEPTH:
+        partials = [_summarise_chunk(batch, summariser) for batch in chunk_lines(partials, budget)]
+        depth += 1
+    return truncate_tokens("\n".join(partials), budget)
+
+
+def _summarise_chunk(chunk: list[str], summariser: _Summariser) -> str:
+    dialogue = "\n".join(chunk)
+    summariser.chunk_inputs.append(dialogue)
+    return summariser.summarise(dialogue)
+
+
+def summarise_head(head: list[Slot], summariser: _Summariser, *, stale_hint: bool) -> str:
+    lines = [render_line(slot, name=summariser.name, master=summariser.master) for slot in head]
+    dialogue = reduce_to_budget(lines, summariser)
+    summary = summariser.summarise(dialogue, stale_hint=stale_hint)
+    if count_tokens(summary) > SUMMARY_MAX_TOKENS:
+        summary = summariser.further(summary)
+    return summary
+
+
+def memo_data(text: str) -> dict[str, Any]:
+    """A LangChain ``SystemMessage`` in ``messages_to_dict`` form."""
+    return {
+        "content": text,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "type": "system",
+        "name": None,
+        "id": None,
+    }
+
+
+def _anchor(character_id: int) -> Any:
+    return (
+        RecentMeta.objects.filter(character_id=character_id)
+        .values_list("last_past_block_update_at", flat=True)
+        .first()
+    )
+
+
+def window_compress(*, character_id: int, lock_held: bool = False) -> CompressResult:
+    """Compress the window if it is over the threshold. Raises LLMUnavailable / LLMError on failure.
+
+    ``lock_held``: the caller already holds the settle lock (``/renew``), so the splice must not take
+    it again (a second flock on the same file from one process would wait for itself).
+    """
+    character = Character.objects.get(pk=character_id)
+    window = list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
+    if not needs_compression(window):
+        return CompressResult(outcome="not_needed")
+    head = [Slot.of(row) for row in window[:-KEEP_VERBATIM]]
+    language = resolve_language(character.language)
+    summariser = _Summariser(
+        name=character.name, master=master_display_name(character.master_name, language), language=language
+    )
+    anchor = _anchor(character_id)
+    stale = anchor is not None and timezone.now() - anchor > STALE_AFTER
+    started = time.monotonic()
+    summary = summarise_head(head, summariser, stale_hint=stale)
+    memo = prompts.MEMO_PREFIX[language] + summary
+    spliced = splice_memo(
+        character_id=character_id,
+        head=head,
+        memo=memo,
+        move_anchor=stale or anchor is None,
+        lock_held=lock_held,
+    )
+    result = CompressResult(
+        outcome="spliced" if spliced else "moot", head=len(head), calls=summariser.calls, stale_hint=stale
+    )
+    logger.info(
+        "recent compress character=%s outcome=%s head=%d window=%d calls=%d stale_hint=%s elapsed_ms=%d",
+        character_id,
+        result.outcome,
+        len(head),
+        len(window),
+        summariser.calls,
+        stale,
+        (time.monotonic() - started) * 1000,
+    )
+    logger.debug("recent compress character=%s memo=%r", character_id, memo)
+    return result
+
+
+def splice_memo(
+    *, character_id: int, head: list[Slot], memo: str, move_anchor: bool, lock_held: bool
+) -> bool:
+    """Replace the head with one memo, only if the head is still exactly what was summarised."""
+    lock: AbstractContextManager[None] = nullcontext() if lock_held else settle_lock(character_id)
+    with lock, transaction.atomic():
+        lock_character(character_id)
+        current = list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
+        # The window must still start with the head and still hold more than it: the kept tail (the
+        # latest turn) is never part of a splice.
+        if len(current) <= len(head) or [Slot.of(row) for row in current[: len(head)]] != head:
+            return False
+        RecentMessage.objects.filter(pk__in=[slot.id for slot in head]).delete()
+        RecentMessage.objects.create(
+            character_id=character_id, position=head[-1].position, type="system", data=memo_data(memo)
+        )
+        if move_anchor:
+            RecentMeta.objects.update_or_create(
+                character_id=character_id, defaults={"last_past_block_update_at": timezone.now()}
+            )
+    return True
+
+
+def window_hard_cap(*, character_id: int) -> int:
+    """Last resort after compression dead-lettered: drop the oldest non-memo messages while the raw
+    content is over 60,000 tokens, keeping the memo and the last 10. Returns how many were dropped."""
+    with settle_lock(character_id), transaction.atomic():
+        lock_character(character_id)
+        window = list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
+        sizes = [count_tokens(content_text(row.data.get("content"))) for row in window]
+        total = sum(sizes)
+        start = 1 if window and window[0].type == RecentMessage.Kind.SYSTEM else 0
+        droppable = range(start, max(start, len(window) - HISTORY_MAX_ITEMS))
+        dropped: list[int] = []
+        for index in droppable:
+            if total <= HARD_CAP_TOKENS:
+                break
+            dropped.append(window[index].pk)
+            total -= sizes[index]
+        RecentMessage.objects.filter(pk__in=dropped).delete()
+    if dropped:
+        logger.warning(
+            "recent hard cap character=%s dropped=%d tokens_left=%d", character_id, len(dropped), total
+        )
+    return len(dropped)
+
+
+def compress_inline(*, character_id: int) -> bool:
+    """Compress inside a request that already holds the settle lock (``/renew``). False on failure."""
+    try:
+        window_compress(character_id=character_id, lock_held=True)
+    except LLMUnavailable as exc:
+        logger.info("recent compress character=%s skipped: %s", character_id, exc.reason)
+        return False
+    except Exception as exc:  # the route must answer; the background job retries
+        logger.warning("recent compress character=%s failed inline (%s)", character_id, type(exc).__name__)
+        return False
+    return True
+
+
+def compress_request(*, character_id: int) -> RecentJob | None:
+    """Ask for a background compression when the window is over the threshold."""
+    count = RecentMessage.objects.filter(character_id=character_id).count()
+    if count <= COMPRESS_THRESHOLD_ITEMS:
+        return None
+    job, _ = recent_job_request(character_id=character_id, kind=RecentJob.Kind.COMPRESS)
+    return job
+
+
+def compress_job_run(*, job_id: int) -> str:
+    """One run of a compression job; the hard cap applies only once the job dead-letters."""
+    job = recent_job_claim(job_id=job_id)
+    if job is None:
+        return "busy"
+    try:
+        result = window_compress(character_id=job.character_id)
+    except LLMUnavailable as exc:
+        recent_job_wait(job=job, reason=exc.reason)
+        return RecentJob.Status.WAITING
+    except Exception as exc:  # every failure is one attempt; LLMError and database errors alike
+        if not isinstance(exc, LLMError):
+            logger.exception("recent compress job %s crashed", job_id)
+        status = recent_job_fail(job=job, error=exc)
+        if status == RecentJob.Status.DEAD:
+            window_hard_cap(character_id=job.character_id)
+        return status
+    recent_job_done(job=job, outcome=result.outcome)
+    return RecentJob.Status.DONE

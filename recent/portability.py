@@ -1,0 +1,205 @@
+"""``recent.json``, ``recent_meta.json`` and ``time_indexed.db`` for import/export (reference §2.1–2.3).
+
+``time_indexed.db`` is a SQLite file in the original's schema, read and written with the stdlib
+sqlite3 module whatever database nekomem itself runs on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.portability import (
+    FileHandler,
+    ImportResult,
+    MalformedFile,
+    progress,
+    read_json,
+    register_file_handler,
+    write_json,
+)
+from recent.models import RawMessage, RecentMessage, RecentMeta
+
+MESSAGE_TYPES = ("human", "ai", "system")
+BATCH = 2000
+# SQLAlchemy's storage format for DateTime on SQLite, which the original's column used.
+SQLITE_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def _aware(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a timestamp string, got {type(value).__name__}")
+    parsed = datetime.fromisoformat(value)
+    return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
+
+
+def _naive_local(value: datetime) -> datetime:
+    return timezone.localtime(value).replace(tzinfo=None)
+
+
+def _check_message(message: Any) -> dict[str, Any]:
+    if not isinstance(message, dict):
+        raise ValueError(f"expected a message object, got {type(message).__name__}")
+    if message.get("type") not in MESSAGE_TYPES:
+        raise ValueError(f"message type must be one of {', '.join(MESSAGE_TYPES)}")
+    if not isinstance(message.get("data"), dict):
+        raise ValueError("message 'data' must be an object")
+    return message
+
+
+# --- recent.json --------------------------------------------------------------------------------------
+
+
+def recent_import(character: Character, path: Path) -> ImportResult:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise MalformedFile(path, f"expected a JSON list of messages, got {type(data).__name__}")
+    for index, message in enumerate(data):
+        try:
+            _check_message(message)
+        except ValueError as exc:
+            raise MalformedFile(path, str(exc), entry=f"#{index}") from exc
+    with transaction.atomic():
+        lock_character(character.pk)
+        current = [
+            m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")
+        ]
+        if current == data:
+            return ImportResult(unchanged=len(data))
+        # The file is the window: it replaces whatever window the character had.
+        RecentMessage.objects.filter(character=character).delete()
+        RecentMessage.objects.bulk_create(
+            RecentMessage(character=character, position=i, type=m["type"], data=m["data"])
+            for i, m in enumerate(data)
+        )
+    return ImportResult(created=len(data))
+
+
+def recent_export(character: Character, path: Path) -> int:
+    rows = [m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")]
+    write_json(path, rows)
+    return len(rows)
+
+
+# --- recent_meta.json ---------------------------------------------------------------------------------
+
+
+def recent_meta_import(character: Character, path: Path) -> ImportResult:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise MalformedFile(path, f"expected a JSON object, got {type(data).__name__}")
+    raw = data.get("last_past_block_update_at", data.get("last_summary_at"))  # older key still read
+    try:
+        anchor = _aware(raw) if raw is not None else None
+    except ValueError as exc:
+        raise MalformedFile(path, str(exc), entry="last_past_block_update_at") from exc
+    with transaction.atomic():
+        lock_character(character.pk)
+        meta, created = RecentMeta.objects.get_or_create(character=character)
+        if not created and meta.last_past_block_update_at == anchor:
+            return ImportResult(unchanged=1)
+        meta.last_past_block_update_at = anchor
+        meta.save()
+    return ImportResult(created=1 if created else 0, updated=0 if created else 1)
+
+
+def recent_meta_export(character: Character, path: Path) -> int:
+    meta = RecentMeta.objects.filter(character=character).first()
+    if meta is None:
+        return 0
+    anchor = meta.last_past_block_update_at
+    write_json(path, {"last_past_block_update_at": _naive_local(anchor).isoformat() if anchor else None})
+    return 1
+
+
+# --- time_indexed.db ------------------------------------------------------------------------------------
+
+_RowKey = tuple[str, str, datetime]
+
+
+def _read_time_indexed(path: Path) -> list[_RowKey]:
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise MalformedFile(path, f"cannot open as SQLite ({exc})") from exc
+    try:
+        rows = db.execute(
+            "SELECT id, session_id, message, timestamp FROM time_indexed_original ORDER BY timestamp, id"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise MalformedFile(path, f"no readable time_indexed_original table ({exc})") from exc
+    finally:
+        db.close()
+    parsed = []
+    for rowid, session_id, message, stamp in progress(rows, total=len(rows), desc=path.name):
+        try:
+            _check_message(json.loads(message))
+            if not isinstance(session_id, str) or not session_id:
+                raise ValueError("empty session_id")
+            parsed.append((session_id, message, _aware(stamp)))
+        except (ValueError, TypeError) as exc:
+            raise MalformedFile(path, str(exc), entry=f"time_indexed_original id={rowid}") from exc
+    return parsed
+
+
+def time_indexed_import(character: Character, path: Path) -> ImportResult:
+    rows = _read_time_indexed(path)
+    with transaction.atomic():
+        lock_character(character.pk)
+        # A multiset, so two identical rows in the file stay two rows and a re-import adds none.
+        have = Counter(
+            RawMessage.objects.filter(character=character).values_list("session_id", "message", "timestamp")
+        )
+        new = []
+        for key in rows:
+            if have[key] > 0:
+                have[key] -= 1
+                continue
+            new.append(RawMessage(character=character, session_id=key[0], message=key[1], timestamp=key[2]))
+        RawMessage.objects.bulk_create(new, batch_size=BATCH)
+    return ImportResult(created=len(new), unchanged=len(rows) - len(new))
+
+
+def time_indexed_export(character: Character, path: Path) -> int:
+    rows = RawMessage.objects.filter(character=character).order_by("timestamp", "id")
+    if not rows.exists():
+        return 0
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.unlink(missing_ok=True)
+    db = sqlite3.connect(tmp)
+    try:
+        db.executescript(
+            "CREATE TABLE time_indexed_original (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT,"
+            " timestamp DATETIME);"
+            "CREATE INDEX idx_time_indexed_original_timestamp ON time_indexed_original (timestamp);"
+            # Kept empty for structural compatibility: the original no longer writes it (§2.3).
+            "CREATE TABLE time_indexed_compressed (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT,"
+            " timestamp DATETIME);"
+        )
+        count = 0
+        for row in rows.iterator(chunk_size=BATCH):
+            db.execute(
+                "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)",
+                (row.session_id, row.message, _naive_local(row.timestamp).strftime(SQLITE_DATETIME)),
+            )
+            count += 1
+        db.commit()
+    finally:
+        db.close()
+    os.replace(tmp, path)
+    return count
+
+
+register_file_handler(FileHandler("recent.json", 10, recent_import, recent_export))
+register_file_handler(FileHandler("recent_meta.json", 11, recent_meta_import, recent_meta_export))
+register_file_handler(FileHandler("time_indexed.db", 12, time_indexed_import, time_indexed_export))

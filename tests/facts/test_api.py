@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from facts.models import Fact
+from nekomem.characters.models import Character
+from tests.facts.conftest import T0
+from tests.facts.factories import FactFactory
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/characters/小天/facts/"
+
+
+@pytest.fixture
+def facts(character):
+    return {
+        "cat": FactFactory(character=character, text="阿凛喜欢猫", importance=8, created_at=T0),
+        "low": FactFactory(character=character, text="阿凛路过便利店", importance=3, created_at=T0),
+        "neko": FactFactory(
+            character=character, text="小天怕打雷", entity="neko", absorbed=True, created_at=T0
+        ),
+        "old": FactFactory(
+            character=character,
+            text="阿凛去年去了京都",
+            archived=True,
+            absorbed=True,
+            created_at=T0,
+            event_start_at=T0 - timedelta(days=365),
+        ),
+        "other": FactFactory(text="别的角色的事实"),
+    }
+
+
+def ids(response) -> set[str]:
+    return {f["id"] for f in response.json()["results"]}
+
+
+def test_list_is_scoped_to_the_character_and_filters(client, facts):
+    assert ids(client.get(URL)) == {facts[k].fact_id for k in ("cat", "low", "neko", "old")}
+    assert ids(client.get(URL, {"entity": "neko"})) == {facts["neko"].fact_id}
+    assert ids(client.get(URL, {"importance": 5})) == {facts[k].fact_id for k in ("cat", "neko", "old")}
+    assert ids(client.get(URL, {"absorbed": "false"})) == {facts["cat"].fact_id, facts["low"].fact_id}
+    assert ids(client.get(URL, {"archived": "true"})) == {facts["old"].fact_id}
+    window = {"start": (T0 - timedelta(days=400)).isoformat(), "end": (T0 - timedelta(days=1)).isoformat()}
+    assert ids(client.get(URL, window)) == {facts["old"].fact_id}
+    assert client.get(URL, {"importance": 11}).status_code == 400
+    assert client.get("/api/v1/characters/nobody/facts/").status_code == 404
+
+
+def test_retrieve_edit_and_delete(client, facts, character):
+    cat = facts["cat"]
+    Fact.objects.filter(pk=cat.pk).update(embedding="AAAA", embedding_text_sha256="x", embedding_model_id="m")
+    url = f"{URL}{cat.fact_id}/"
+    assert client.get(url).json()["text"] == "阿凛喜欢猫"
+    version = Character.objects.get(pk=character.pk).memory_version
+
+    response = client.patch(url, {"text": "阿凛很喜欢猫", "importance": 9}, content_type="application/json")
+
+    assert response.status_code == 200 and response.json()["importance"] == 9
+    cat.refresh_from_db()
+    assert cat.text == "阿凛很喜欢猫" and cat.embedding == "" and cat.embedding_model_id == ""
+    assert Character.objects.get(pk=character.pk).memory_version == version + 1
+    assert client.patch(url, {"importance": 0}, content_type="application/json").status_code == 400
+    assert client.get(f"{URL}{facts['other'].fact_id}/").status_code == 404  # another character's fact
+    assert client.delete(url).status_code == 204
+    assert client.delete(url).status_code == 404
+
+
+def test_openapi_schema_describes_the_facts_routes(client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
+    assert "/api/v1/characters/{name}/facts/" in schema and "importance" in schema

@@ -1,0 +1,290 @@
+"""Recent-window compression through the routes and the real loopback LLM server (reference §3.1)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from nekomem.characters.models import Character
+from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
+from nekomem.textproc import count_tokens
+from recent.compression import INPUT_BUDGET_TOKENS, window_compress
+from recent.jobs import recent_jobs_due, recent_jobs_sweep
+from recent.models import RecentJob, RecentMeta
+from recent.prompts import MEMO_PREFIX, stale_hint_text
+from tests.recent.scripting import contents, dialogue_of, post, summary, system_text, user_text, window
+from tests.support.dataset import as_messages, conversation, turns
+from tests.support.llm_server import TEST_API_KEY, error, json_content
+
+pytestmark = pytest.mark.django_db
+
+EN_MEMO = MEMO_PREFIX["en"]
+
+
+@pytest.fixture(autouse=True)
+def _review_off(db):
+    # These tests count summary calls; reviews have their own tests.
+    switch_set(name=RECENT_AUTO_REVIEW, enabled=False)
+
+
+@pytest.fixture
+def run_commits(django_capture_on_commit_callbacks):
+    """Post a route and run its on-commit hooks (the job enqueue; django-q runs tasks inline here)."""
+
+    def run(client, route, name, messages, language="en"):
+        with django_capture_on_commit_callbacks(execute=True):
+            return post(client, route, name, messages, language=language)
+
+    return run
+
+
+def locomo(n: int, start: int = 0) -> list[dict]:
+    return as_messages(conversation("locomo10")[start : start + n])
+
+
+def test_twenty_messages_stay_verbatim(client, llm_server, run_commits):
+    messages = locomo(20)
+    assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
+    assert window("Mel") == [(m["type"], m["data"]["content"]) for m in messages]
+    assert llm_server.requests == []
+    assert not RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).exists()
+
+
+def test_twenty_one_messages_become_one_memo_and_the_last_nine(client, llm_server, run_commits):
+    messages = locomo(21)
+    llm_server.script(summary("Caroline and Mel caught up."))
+
+    assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
+
+    assert window("Mel") == [("system", EN_MEMO + "Caroline and Mel caught up.")] + [
+        (m["type"], m["data"]["content"]) for m in messages[-9:]
+    ]
+    (body,) = llm_server.bodies
+    assert body["model"] == "test-summary-model"
+    assert body["enable_thinking"] is False  # compression runs with thinking off
+    lines = dialogue_of(body).split("\n")
+    assert lines == [
+        f"{'Master' if m['type'] == 'human' else 'Mel'} | {m['data']['content']}" for m in messages[:12]
+    ]
+    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
+    assert (job.status, job.outcome, job.attempts) == ("done", "spliced", 0)
+    # The first compression sets the stale-hint anchor.
+    assert RecentMeta.objects.get(character__name="Mel").last_past_block_update_at is not None
+
+
+def test_cache_never_compresses(client, llm_server, run_commits):
+    messages = locomo(25)
+    assert run_commits(client, "cache", "Mel", messages).json() == {"status": "cached", "count": 25}
+    assert len(window("Mel")) == 25
+    assert llm_server.requests == []
+
+
+def test_settle_compresses_what_cache_appended(client, llm_server, run_commits):
+    messages = locomo(22)
+    run_commits(client, "cache", "Mel", messages)
+    llm_server.script(summary("memo after settle"))
+    assert run_commits(client, "settle", "Mel", []).json() == {"status": "settled"}
+    assert window("Mel")[0] == ("system", EN_MEMO + "memo after settle")
+    assert contents(messages[-9:]) == [c for _, c in window("Mel")[1:]]
+
+
+def test_old_memo_is_summarised_into_the_new_one_in_chinese(client, llm_server, run_commits):
+    messages = as_messages(conversation("memorybank-cn")[:32])
+    llm_server.script(summary("第一次的备忘录"), summary("第二次的备忘录"))
+
+    run_commits(client, "process", "小天", messages[:21], language="zh-CN")
+    assert window("小天")[0] == ("system", "先前对话的备忘录: 第一次的备忘录")
+    run_commits(client, "process", "小天", messages[21:], language="zh-CN")
+
+    assert window("小天") == [("system", "先前对话的备忘录: 第二次的备忘录")] + [
+        (m["type"], m["data"]["content"]) for m in messages[-9:]
+    ]
+    second = llm_server.bodies[1]
+    assert dialogue_of(second).startswith("先前对话的备忘录: 第一次的备忘录\n")
+    assert "主人 | " in dialogue_of(second)  # the default master name in zh
+
+
+def test_renew_compresses_before_answering_without_a_job(client, llm_server, run_commits):
+    llm_server.script(summary("renewed memo"))
+    assert run_commits(client, "renew", "Mel", locomo(21)).json() == {"status": "processed"}
+    assert window("Mel")[0] == ("system", EN_MEMO + "renewed memo")
+    assert not RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).exists()
+
+
+def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
+    long_summary = " ".join(t["text"] for t in conversation("locomo10")[:80])
+    assert count_tokens(long_summary) > 1000
+    llm_server.script(summary(long_summary), summary("short memo"))
+
+    run_commits(client, "process", "Mel", locomo(21))
+
+    assert window("Mel")[0] == ("system", EN_MEMO + "short memo")
+    further = llm_server.bodies[1]
+    assert "500" in system_text(further)
+    assert user_text(further) == long_summary
+
+
+def test_stale_anchor_injects_the_hint_and_moves(client, llm_server, run_commits):
+    character = Character.objects.create(name="Mel", language="en")
+    old = timezone.now() - timedelta(hours=2)
+    RecentMeta.objects.create(character=character, last_past_block_update_at=old)
+    llm_server.script(summary("memo"))
+
+    run_commits(client, "process", "Mel", locomo(21))
+
+    assert user_text(llm_server.bodies[0]).startswith(stale_hint_text("en"))
+    assert RecentMeta.objects.get(character=character).last_past_block_update_at > old
+
+
+def test_fresh_anchor_gets_no_hint_and_stays(client, llm_server, run_commits):
+    character = Character.objects.create(name="Mel", language="en")
+    recent = timezone.now() - timedelta(minutes=10)
+    RecentMeta.objects.create(character=character, last_past_block_update_at=recent)
+    llm_server.script(summary("memo"))
+
+    run_commits(client, "process", "Mel", locomo(21))
+
+    assert stale_hint_text("en") not in user_text(llm_server.bodies[0])
+    assert RecentMeta.objects.get(character=character).last_past_block_update_at == recent
+
+
+def test_oversized_history_is_map_reduced_without_splitting_a_message(client, llm_server, run_commits):
+    messages = locomo(420)
+    run_commits(client, "cache", "Mel", messages)
+    chunk_count = 0
+
+    def answer(body):
+        nonlocal chunk_count
+        if dialogue_of(body).startswith("part "):
+            return summary("final memo")
+        chunk_count += 1
+        return summary(f"part {chunk_count}")
+
+    llm_server.fallback = answer
+    run_commits(client, "settle", "Mel", [])
+
+    assert window("Mel")[0] == ("system", EN_MEMO + "final memo")
+    chunks = [dialogue_of(b) for b in llm_server.bodies[:-1]]
+    assert len(chunks) == chunk_count >= 2
+    assert all(count_tokens(chunk) <= INPUT_BUDGET_TOKENS for chunk in chunks)
+    head_lines = [
+        f"{'Master' if m['type'] == 'human' else 'Mel'} | {m['data']['content']}" for m in messages[:-9]
+    ]
+    # Every head message lands whole in exactly one chunk, in order.
+    assert [line for chunk in chunks for line in chunk.split("\n")] == head_lines
+    assert dialogue_of(llm_server.bodies[-1]) == "\n".join(f"part {i}" for i in range(1, chunk_count + 1))
+
+
+def test_reduce_stops_at_depth_three_then_truncates(client, llm_server, run_commits):
+    run_commits(client, "cache", "Mel", locomo(420))
+    bulky = " ".join(t["text"] for t in conversation("locomo10")[:220])  # about 5k tokens
+    assert 4000 < count_tokens(bulky) < INPUT_BUDGET_TOKENS
+
+    def answer(body):
+        return summary("short memo") if "500" in system_text(body) else summary(bulky)
+
+    llm_server.fallback = answer
+    run_commits(client, "settle", "Mel", [])
+
+    summarise_calls = [b for b in llm_server.bodies if "500" not in system_text(b)]
+    maps = sum(1 for b in summarise_calls if dialogue_of(b).startswith(("Master | ", "Mel | ")))
+    # Each reduce round gets one partial per chunk (they never shrink), so: maps, 3 rounds, final.
+    assert len(summarise_calls) == maps * 4 + 1
+    assert count_tokens(dialogue_of(summarise_calls[-1])) <= INPUT_BUDGET_TOKENS
+    assert window("Mel")[0] == ("system", EN_MEMO + "short memo")  # the 5k summary went to stage two
+
+
+def test_failure_keeps_raw_history_and_never_writes_an_empty_memo(client, llm_server, run_commits):
+    messages = locomo(20)
+    llm_server.script(summary("first memo"))
+    run_commits(client, "process", "Mel", [*locomo(1, start=100), *messages])
+    before = window("Mel")
+    assert before[0] == ("system", EN_MEMO + "first memo")
+
+    llm_server.script(*[json_content({"summary": ""})] * 3)  # three empty replies: no usable summary
+    newer = locomo(11, start=200)
+    assert run_commits(client, "process", "Mel", newer).json() == {"status": "processed"}
+
+    assert window("Mel") == before + [(m["type"], m["data"]["content"]) for m in newer]
+    job = RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).first()
+    assert (job.status, job.attempts) == ("pending", 1)
+    assert "LLMBadOutput" in job.last_error
+
+
+def test_provider_errors_leave_history_then_retries_dead_letter_into_the_hard_cap(
+    client, llm_server, run_commits
+):
+    llm_server.fallback = lambda body: error(500, message=f"upstream rejected key {TEST_API_KEY}")
+    llm_server.allow_unexpected = True
+    pool = [t["text"] for name in ("locomo10", "memorybank-cn", "memorybank-en") for t in turns(name)]
+    blocks = [" ".join(pool[i::40]) for i in range(40)]
+    messages = [{"type": "system", "data": {"content": EN_MEMO + "kept memo"}}] + [
+        {"type": "human" if i % 2 == 0 else "ai", "data": {"content": block}}
+        for i, block in enumerate(blocks)
+    ]
+    assert sum(count_tokens(m["data"]["content"]) for m in messages) > 60000
+
+    assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
+    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
+    assert (job.status, job.attempts) == ("pending", 1)
+    assert len(window("Mel")) == 41
+
+    for expected_attempts in (2, 3, 4):
+        recent_jobs_sweep()
+        job.refresh_from_db()
+        assert (job.status, job.attempts) == ("pending", expected_attempts)
+        assert len(window("Mel")) == 41  # nothing is dropped while the retry is still alive
+    recent_jobs_sweep()
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("dead", 5)
+    assert "HTTP 500" in job.last_error and TEST_API_KEY not in job.last_error
+
+    capped = window("Mel")
+    assert capped[0] == ("system", EN_MEMO + "kept memo")
+    assert capped[-10:] == [(m["type"], m["data"]["content"]) for m in messages[-10:]]
+    assert 11 <= len(capped) < 41
+    assert sum(count_tokens(c) for _, c in capped) <= 60000
+
+
+def test_no_provider_parks_the_job_with_its_reason_and_routes_still_answer(
+    client, llm_server, run_commits, settings
+):
+    configured = settings.LLM_TIERS
+    settings.LLM_TIERS = {}
+    messages = locomo(25)
+
+    assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
+    assert run_commits(client, "renew", "Mel", locomo(2, start=30)).json() == {"status": "processed"}
+    assert client.get("/new_dialog/Mel").status_code == 200
+    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
+    assert (job.status, job.attempts, job.last_error) == ("waiting", 0, "no provider for tier summary")
+    assert recent_jobs_due() == []  # waiting costs nothing while there is no provider
+    assert len(window("Mel")) == 27
+
+    settings.LLM_TIERS = configured
+    llm_server.script(summary("memo once configured"))
+    assert recent_jobs_sweep() == 1
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("done", 0)
+    assert window("Mel")[0] == ("system", EN_MEMO + "memo once configured")
+    assert len(window("Mel")) == 10
+
+
+def test_api_key_never_reaches_logs(client, llm_server, run_commits, caplog):
+    caplog.set_level("DEBUG")
+    llm_server.script(error(401, message=f"bad key {TEST_API_KEY}"), summary("memo"))
+    run_commits(client, "process", "Mel", locomo(21))
+    recent_jobs_sweep()
+
+    assert window("Mel")[0] == ("system", EN_MEMO + "memo")
+    assert "recent compress character=" in caplog.text  # the logs did run
+    assert TEST_API_KEY not in caplog.text
+    assert all(TEST_API_KEY not in job.last_error for job in RecentJob.objects.all())
+
+
+def test_compression_below_threshold_makes_no_call(llm_server):
+    character = Character.objects.create(name="Mel")
+    assert window_compress(character_id=character.pk).outcome == "not_needed"
+    assert llm_server.requests == []

@@ -1,0 +1,69 @@
+"""The review against real concurrent writes and cancels made while the LLM "thinks"."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from nekomem.characters.models import Character
+from recent.jobs import recent_job_request
+from recent.models import RecentJob
+from recent.review import review_job_run
+from tests.recent.scripting import in_own_connection, post, window
+from tests.support.dataset import as_messages, conversation
+from tests.support.llm_server import json_content
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def locomo(n: int, start: int = 0) -> list[dict]:
+    return as_messages(conversation("locomo10")[start : start + n])
+
+
+def review_job(character: Character) -> RecentJob:
+    # Not enqueued: in these committing tests django-q would run it before the LLM is scripted.
+    job, _ = recent_job_request(character_id=character.pk, kind=RecentJob.Kind.REVIEW, enqueue=False)
+    return job
+
+
+def fix_last(rows: list[tuple[str, str]], text: str) -> dict:
+    dialogue = [{"role": t, "content": c} for t, c in rows[:-1]] + [{"role": rows[-1][0], "content": text}]
+    return {"explanation": "tidied", "corrected_dialogue": dialogue}
+
+
+def test_turns_appended_during_the_review_survive_its_splice(client, llm_server):
+    post(client, "cache", "Mel", locomo(10))
+    job = review_job(Character.objects.get(name="Mel"))
+    before = window("Mel")
+    late = locomo(2, start=40)
+
+    def append_then_answer(body):
+        in_own_connection(lambda: post(Client(), "cache", "Mel", late))
+        return json_content(fix_last(before, "a tidier last line"))
+
+    llm_server.script(append_then_answer)
+    assert review_job_run(job_id=job.pk) == "spliced:1"
+    assert window("Mel") == [
+        *before[:-1],
+        (before[-1][0], "a tidier last line"),
+        *[(m["type"], m["data"]["content"]) for m in late],
+    ]
+    # A human message arrived while the LLM was thinking: the window is not clean.
+    assert not Character.objects.get(name="Mel").review_clean
+
+
+def test_cancel_during_the_call_discards_the_result(client, llm_server):
+    post(client, "cache", "Mel", locomo(10))
+    job = review_job(Character.objects.get(name="Mel"))
+    before = window("Mel")
+    answers: list[dict] = []
+
+    def cancel_then_answer(body):
+        answers.append(in_own_connection(lambda: Client().post("/cancel_correction/Mel").json()))
+        return json_content(fix_last(before, "should never be written"))
+
+    llm_server.script(cancel_then_answer)
+    assert review_job_run(job_id=job.pk) == "cancelled"
+    assert answers == [{"status": "cancelled"}]
+    assert window("Mel") == before
+    assert RecentJob.objects.get(pk=job.pk).status == "cancelled"
