@@ -106,7 +106,10 @@ DATABASE_URL = os.environ.get("DATABASE_URL", _default_sqlite)
 _db: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL, conn_max_age=60))
 IS_SQLITE = _db["ENGINE"].endswith("sqlite3")
 if IS_SQLITE:
-    _db["CONN_MAX_AGE"] = 0
+    # Persistent connections, as on PostgreSQL: opening one costs a connect plus the PRAGMAs below,
+    # and with CONN_MAX_AGE 0 a /cache opened up to three (the ORM broker closes "old" connections
+    # on every enqueue), about half of its CPU time (bench/cache_throughput.py).
+    _db["CONN_MAX_AGE"] = 60
     _db["OPTIONS"] = {
         # Every write transaction takes SQLite's write lock at BEGIN: this is the per-character
         # lock on the embedded default (see nekomem/characters/locks.py).

@@ -6,13 +6,24 @@ import pytest
 
 from tests.support.llm_server import llm_server  # noqa: F401
 
+DB_FIXTURES = ("db", "transactional_db", "live_server", "admin_client", "django_db_setup")
 
-@pytest.fixture(scope="session", autouse=True)
-def _runtime_started(django_db_setup, django_db_blocker):
-    """Finish startup once (migrations checked, events reconciled) so routes leave restricted mode."""
-    from nekomem.runtime.state import startup_run
 
-    with django_db_blocker.unblock():
+@pytest.fixture(autouse=True)
+def _runtime_started(request):
+    """Finish startup once (migrations checked, events reconciled) so routes leave restricted mode.
+
+    Only for tests that use the test database: a pure test must never touch a real one.
+    """
+    uses_db = request.node.get_closest_marker("django_db") is not None or any(
+        name in request.fixturenames for name in DB_FIXTURES
+    )
+    if not uses_db:
+        return
+    from nekomem.runtime.state import is_ready, startup_run
+
+    if not is_ready():
+        request.getfixturevalue("transactional_db" if "transactional_db" in request.fixturenames else "db")
         assert startup_run()
 
 

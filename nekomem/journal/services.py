@@ -162,8 +162,8 @@ def outbox_ops_requeue(*, older_than: timedelta = timedelta(seconds=0)) -> int:
     ops = OutboxOp.objects.filter(status=OutboxOp.Status.PENDING, updated_at__lte=now - older_than).filter(
         Q(lease_until__isnull=True) | Q(lease_until__lt=now)
     )
-    # Materialise the ids first: the ORM broker closes old connections on every enqueue (at once on
-    # SQLite, where CONN_MAX_AGE is 0), which would kill an open server-side cursor mid-loop.
+    # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
+    # would kill an open server-side cursor mid-loop.
     op_ids = list(ops.values_list("op_id", flat=True))
     for op_id in op_ids:
         outbox_op_enqueue(op_id=op_id)

@@ -1,0 +1,199 @@
+"""``/cache`` throughput and latency over HTTP against the real server, on SQLite and PostgreSQL.
+
+The server is started exactly as ``make run`` starts it (migrate, setup_schedules, prestart, serve)
+on a fresh database: a SQLite file with the ORM broker, then a fresh PostgreSQL database with the
+Redis broker. After a warm-up, N concurrent clients (threads, one keep-alive connection each) send
+two-message turns taken from the shared conversations (memorybank-cn and locomo10) until the fixed
+count is reached. Prints one table row per backend.
+
+    .venv/bin/python bench/cache_throughput.py                     # both backends, 2000 turns each
+    .venv/bin/python bench/cache_throughput.py --backends sqlite --turns 500 --env NEKOMEM_WORKERS=3
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import itertools
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.support.dataset import as_messages, conversation, turns  # noqa: E402
+from tests.support.server_process import ServerProcess, history_body, server_backend  # noqa: E402
+
+DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"  # only its host is used: runs go to the dedicated e2e db
+
+
+def turn_bodies(limit: int) -> list[dict[str, Any]]:
+    """Two-message (user, assistant) turns from the shared conversations, as /cache bodies."""
+    bodies: list[dict[str, Any]] = []
+    for dataset, language in (("memorybank-cn", "zh"), ("locomo10", "en")):
+        conv_ids = sorted({row["conv_id"] for row in turns(dataset)})
+        for conv_id in conv_ids:
+            rows = conversation(dataset, conv_id)
+            for first, second in itertools.pairwise(rows):
+                if first["role"] == "user" and second["role"] == "assistant":
+                    bodies.append(history_body(as_messages([first, second]), language))
+    if not bodies:
+        raise SystemExit("no turns found in the shared data")
+    return list(itertools.islice(itertools.cycle(bodies), limit))
+
+
+@dataclass
+class Result:
+    backend: str
+    turns: int
+    wall: float
+    latencies_ms: list[float]
+    errors: int
+    stored_messages: int
+
+    def row(self) -> list[str]:
+        lat = sorted(self.latencies_ms)
+        q = statistics.quantiles(lat, n=100, method="inclusive")
+        return [
+            self.backend,
+            str(self.turns),
+            f"{self.wall:.2f}",
+            f"{self.turns / self.wall:.0f}",
+            f"{q[49]:.1f}",
+            f"{q[94]:.1f}",
+            f"{q[98]:.1f}",
+            str(self.errors),
+        ]
+
+
+class Client:
+    """One keep-alive connection, reopened when the server closes it."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def post(self, path: str, body: dict[str, Any]) -> int:
+        payload = json.dumps(body, ensure_ascii=False).encode()
+        headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
+        for attempt in range(2):
+            try:
+                self.conn.request("POST", quote(path), body=payload, headers=headers)
+                response = self.conn.getresponse()
+                response.read()
+                return response.status
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def run_clients(
+    port: int, bodies: list[dict[str, Any]], clients: int, characters: int, prefix: str
+) -> tuple[float, list[float], int]:
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    errors = [0] * clients
+    start = threading.Barrier(clients + 1)
+
+    def work(index: int) -> None:
+        client = Client(port)
+        name = f"{prefix}{index % characters}"
+        start.wait()
+        try:
+            for body in bodies[index::clients]:
+                began = time.perf_counter()
+                status = client.post(f"/cache/{name}", body)
+                latencies[index].append((time.perf_counter() - began) * 1000)
+                errors[index] += status != 200
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    return wall, [ms for per_client in latencies for ms in per_client], sum(errors)
+
+
+def bench_backend(
+    backend: str, server: ServerProcess, args: argparse.Namespace, bodies: list[dict[str, Any]]
+) -> Result:
+    server.extra_env.update(dict(item.split("=", 1) for item in args.env))
+    server.start()
+    run_clients(server.port, bodies[: args.warmup], args.clients, args.characters, "warm")
+    wall, latencies, errors = run_clients(
+        server.port, bodies[: args.turns], args.clients, args.characters, "bench"
+    )
+    assert server.database is not None
+    stored = server.database.query(
+        "SELECT COUNT(*) FROM recent_rawmessage r JOIN characters_character c ON c.id = r.character_id "
+        "WHERE c.name LIKE %s",
+        ["bench%"],
+    )[0][0]
+    return Result(backend, args.turns, wall, latencies, errors, int(stored))
+
+
+def print_table(results: list[Result], args: argparse.Namespace) -> None:
+    header = ["backend", "turns", "wall s", "turns/s", "p50 ms", "p95 ms", "p99 ms", "errors"]
+    rows = [header, *(r.row() for r in results)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    print(
+        f"\n/cache, {args.clients} clients, {args.characters} character(s), "
+        f"{os.cpu_count()} CPUs, extra env: {' '.join(args.env) or '-'}"
+    )
+    for i, row in enumerate(rows):
+        print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |")
+        if i == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in results:
+        if r.stored_messages != 2 * r.turns:
+            print(f"WARNING {r.backend}: {r.stored_messages} raw rows stored for {r.turns} turns")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--characters", type=int, default=8, help="characters the clients spread over")
+    parser.add_argument("--postgres-url", default=os.environ.get("NEKOMEM_BENCH_POSTGRES", DEFAULT_POSTGRES))
+    parser.add_argument("--redis-url", default=os.environ.get("NEKOMEM_BENCH_REDIS", DEFAULT_REDIS))
+    parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server, repeatable")
+    args = parser.parse_args()
+    bodies = turn_bodies(max(args.turns, args.warmup))
+
+    results = []
+    for backend in args.backends.split(","):
+        with tempfile.TemporaryDirectory(prefix=f"nekomem-bench-{backend}-") as tmp:
+            postgres = args.postgres_url if backend == "postgres" else None
+            redis = args.redis_url if backend == "postgres" else None
+            with server_backend(Path(tmp), postgres_url=postgres, redis_base_url=redis) as server:
+                results.append(bench_backend(backend, server, args, bodies))
+                print(f"{backend}: done", file=sys.stderr)
+    print_table(results, args)
+
+
+if __name__ == "__main__":
+    main()
