@@ -196,5 +196,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("NEKOMEM_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # django-q logs every enqueue and task at INFO: one line per chat turn is noise, not metadata.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "django-q": {"level": "WARNING"}},
 }

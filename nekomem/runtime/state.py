@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -74,18 +75,35 @@ def startup_error() -> str:
     return _startup_error
 
 
+# Every request checks the shared block flag; a short per-process cache keeps that off the hot
+# path. A block set through this process applies at once, through another within this interval.
+BLOCK_CHECK_INTERVAL_SECONDS = 1.0
+_block_cache: tuple[float, Block | None] = (0.0, None)
+
+
 def current_block() -> Block | None:
     """The reason requests are refused right now, or None when the server is open."""
+    global _block_cache
     if not _ready.is_set():
         return Block(RUNTIME_INITIALIZING)
+    checked_at, cached = _block_cache
+    now = time.monotonic()
+    if now - checked_at < BLOCK_CHECK_INTERVAL_SECONDS:
+        return cached
     state = StorageState.objects.filter(pk=1).values_list("blocked", "reason").first()
-    if state and state[0]:
-        return Block(state[1] or BLOCKED_AFTER_INIT)
-    return None
+    block = Block(state[1] or BLOCKED_AFTER_INIT) if state and state[0] else None
+    _block_cache = (now, block)
+    return block
+
+
+def _forget_block_cache() -> None:
+    global _block_cache
+    _block_cache = (0.0, None)
 
 
 def storage_block(*, reason: str) -> None:
     StorageState.objects.update_or_create(pk=1, defaults={"blocked": True, "reason": reason[:200]})
+    _forget_block_cache()
 
 
 def storage_release() -> Block | None:
@@ -93,4 +111,5 @@ def storage_release() -> Block | None:
     if not startup_run():
         return Block(startup_error() or RUNTIME_INITIALIZING)
     StorageState.objects.update_or_create(pk=1, defaults={"blocked": False, "reason": ""})
+    _forget_block_cache()
     return None
