@@ -36,3 +36,7 @@ test: lint test-sqlite test-postgres
 
 bench: install
 	$(PY) bench/cache_throughput.py
+	$(PY) bench/recall_eval.py
+	$(PY) bench/recall_speed.py
+	$(PY) bench/import_facts.py
+	$(PY) bench/extraction_throughput.py

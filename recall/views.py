@@ -1,12 +1,20 @@
 from __future__ import annotations
 
+import logging
+
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
 
 from nekomem.characters.locks import wait_for_settled
-from nekomem.http import validated_name
+from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, validated_name
 from nekomem.locale import resolve_language
 from recall.context import working_context_render
+from recall.engine import CONFIGS
+from recall.rendering import render_recall_markdown
+from recall.services import RecallRequest, recall_failed_body, recall_query
+
+logger = logging.getLogger(__name__)
 
 
 @require_GET
@@ -18,3 +26,66 @@ def new_dialog(request: HttpRequest, name: str) -> HttpResponse:
     language = resolve_language(request.GET.get("language"), character.language)
     body = working_context_render(character=character, language=language)
     return HttpResponse(body, content_type="text/plain; charset=utf-8")
+
+
+# --- POST /query_memory/{name} (issue 5) -----------------------------------------------------------------
+
+
+def _truthy(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.lower() in ("1", "true", "yes"))
+
+
+def _recall_request(request: HttpRequest) -> RecallRequest:
+    body = read_json_object(request)
+    query, time_expr, subjects = body.get("query"), body.get("time"), body.get("subjects")
+    language = body.get("language")
+    if query is not None and not isinstance(query, str):
+        raise BadRequestBody("query must be a string")
+    if time_expr is not None and not isinstance(time_expr, str):
+        raise BadRequestBody("time must be a string")
+    if language is not None and not isinstance(language, str):
+        raise BadRequestBody("language must be a string")
+    # The original answers an explicit empty list with 422 (subjects only mean something in group chat).
+    if subjects is not None and (
+        not isinstance(subjects, list) or not subjects or not all(isinstance(s, str) for s in subjects)
+    ):
+        raise BadRequestBody("subjects must be a non-empty list of strings")
+    config = request.GET.get("config") or body.get("config")
+    if config is not None and config not in CONFIGS:
+        raise BadRequestBody(f"config must be one of {sorted(CONFIGS)}")
+    return RecallRequest(
+        query=query or "",
+        time=time_expr or None,
+        subjects=subjects,
+        language=language,
+        explain=_truthy(request.GET.get("explain")) or _truthy(body.get("explain")),
+        config=config,
+    )
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def query_memory(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        recall_request = _recall_request(request)
+    except BadRequestBody as exc:
+        return json_error(str(exc), status=422, error_code="invalid_request")
+    markdown = request.GET.get("format") == "markdown"
+    try:
+        body = recall_query(name=name, request=recall_request)
+        failed = False
+    except Exception:
+        # Recall never fails the chat: any internal error is an empty answer with an error code.
+        logger.exception("query_memory failed character=%s", name)
+        body, failed = recall_failed_body(recall_request.query), True
+    if not markdown:
+        return json_ok(body)
+    language = resolve_language(recall_request.language)
+    text = render_recall_markdown(
+        body["results"],
+        language=language,
+        query_and_time=bool(recall_request.query and recall_request.time),
+        failed=failed,
+    )
+    return HttpResponse(text, content_type="text/markdown; charset=utf-8")

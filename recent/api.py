@@ -61,7 +61,7 @@ class WindowMessageSerializer(serializers.Serializer):
 
 
 class WindowReplaceSerializer(serializers.Serializer):
-    chat = WindowMessageSerializer(many=True, max_length=MAX_WINDOW_MESSAGES)
+    chat = serializers.ListField(child=WindowMessageSerializer(), max_length=MAX_WINDOW_MESSAGES)
     fingerprint = serializers.CharField(required=False, allow_blank=True)
 
     def validate_chat(self, value: list[dict]) -> list[dict]:

@@ -1,0 +1,188 @@
+"""Recall quality on the development data (../shared/data, protocol in its README).
+
+    .venv/bin/python bench/recall_eval.py [--sets locomo10 ...] [--keep DIR]
+
+Each conversation of each set becomes one character, through the real import path: a NEKO-layout
+directory ``ROOT/<conv_id>/facts.json`` (one fact per turn, event time = the turn's time, the speaker's
+name in front of dialogue turns) is written and ``manage.py import_memory`` reads it; the embedding
+backfill then fills the vectors (as the schedule would). Every probe is asked through ``POST
+/query_memory/<name>`` (Django test client, full middleware stack) under each named configuration, and
+recall@8 = |evidence ∩ returned| / |evidence|, averaged over probes with evidence, is printed per set.
+The database is a fresh SQLite file in a temporary directory; nothing touches the project's database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SETS = ["locomo10", "memorybank-cn", "memorybank-en", "madial_bench-ch", "madial_bench-en"]
+DATA_DIR = Path(
+    os.environ.get("NEKOMEM_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+ROWS = [
+    ("bm25", "BM25 only (original tokenizer)"),
+    ("bm25-nekomem", "BM25 only (nekomem lexical views)"),
+    ("vectors", "vectors only (muse)"),
+    ("original", "original config (4+4, RRF k60)"),
+    ("nekomem", "nekomem default"),
+]
+# Mem0 OSS 2.2.1 on the same data and protocol (issue 5).
+MEM0 = {
+    "locomo10": 0.565,
+    "memorybank-cn": 0.395,
+    "memorybank-en": 0.914,
+    "madial_bench-ch": 0.174,
+    "madial_bench-en": 0.661,
+}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def fact_text(turn: dict) -> str:
+    # A fact says who said it; MADial "turns" are already third-person memories.
+    return turn["text"] if turn.get("kind") == "memory" else f"{turn['speaker']}: {turn['text']}"
+
+
+def write_neko_dir(root: Path, set_name: str) -> tuple[dict[str, dict[str, str]], dict[str, list[dict]]]:
+    """ROOT/<character>/facts.json per conversation; returns {character: {fact_id: turn_id}} and probes."""
+    turns = read_jsonl(DATA_DIR / set_name / "turns.jsonl")
+    convs: dict[str, list[dict]] = defaultdict(list)
+    for turn in turns:
+        convs[turn["conv_id"]].append(turn)
+    id_maps: dict[str, dict[str, str]] = {}
+    for conv_id, rows in convs.items():
+        facts, id_map = [], {}
+        for turn in sorted(rows, key=lambda t: t["idx"]):
+            text = fact_text(turn)
+            when = datetime.fromisoformat(turn["timestamp"])
+            digest = hashlib.sha256(f"{conv_id}\0{turn['turn_id']}\0{text}".encode()).hexdigest()
+            fact_id = f"fact_{when:%Y%m%d%H%M%S}_{digest[:8]}"
+            id_map[fact_id] = turn["turn_id"]
+            facts.append(
+                {
+                    "id": fact_id,
+                    "text": text,
+                    "importance": 5,
+                    "entity": "master" if turn["role"] == "user" else "neko",
+                    "source": "user_observation",
+                    "tags": ["external_import", "bench"],
+                    "hash": digest[:16],
+                    "created_at": when.isoformat(),
+                    "event_when_raw": None,
+                    "event_start_at": when.isoformat(),
+                    "event_end_at": None,
+                    "schema_version": 2,
+                    "absorbed": False,
+                    "signal_processed": True,
+                }
+            )
+        folder = root / conv_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "facts.json").write_text(json.dumps(facts, ensure_ascii=False), encoding="utf-8")
+        id_maps[conv_id] = id_map
+    probes: dict[str, list[dict]] = defaultdict(list)
+    for probe in read_jsonl(DATA_DIR / set_name / "probes.jsonl"):
+        if probe["evidence_turn_ids"] and probe["conv_id"] in convs:
+            probes[probe["conv_id"]].append(probe)
+    return id_maps, probes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", default=SETS, choices=SETS)
+    parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    args = parser.parse_args()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="nekomem-recall-eval-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["DATABASE_URL"] = f"sqlite:///{work / 'bench.sqlite3'}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
+    os.environ.setdefault("NEKOMEM_LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test import Client
+
+    from nekomem.characters.models import Character
+    from nekomem.embeddings import get_embedder
+    from nekomem.runtime.state import startup_run
+    from recall.backfill import embedding_backfill
+
+    call_command("migrate", verbosity=0)
+    assert startup_run(), "runtime did not start"
+    if get_embedder() is None:
+        print("warning: embedding model unavailable; vector rows will equal BM25 rows", file=sys.stderr)
+    client = Client()
+    table: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    timings: list[float] = []
+    for set_name in args.sets:
+        root = work / "neko" / set_name
+        id_maps, probes = write_neko_dir(root, set_name)
+        call_command("import_memory", str(root), stdout=open(os.devnull, "w"))  # noqa: SIM115
+        for conv_id in id_maps:
+            character = Character.objects.get(name=conv_id)
+            embedding_backfill(character_id=character.pk, queue_pairs=False)
+        scores: dict[str, list[float]] = defaultdict(list)
+        for conv_id, conv_probes in probes.items():
+            for probe in conv_probes:
+                evidence = set(probe["evidence_turn_ids"])
+                for config, _ in ROWS:
+                    started = time.perf_counter()
+                    response = client.post(
+                        f"/query_memory/{conv_id}?config={config}",
+                        data=json.dumps({"query": probe["question"]}),
+                        content_type="application/json",
+                    )
+                    timings.append(time.perf_counter() - started)
+                    body = response.json()
+                    assert response.status_code == 200 and "error_code" not in body, body
+                    got = {id_maps[conv_id].get(r["id"]) for r in body["results"]}
+                    scores[config].append(len(evidence & got) / len(evidence))
+        table[set_name] = {c: sum(v) / len(v) for c, v in scores.items()}
+        counts[set_name] = len(scores["nekomem"])
+
+    width = 36
+    print(f"\nrecall@8 via POST /query_memory (model: {getattr(get_embedder(), 'model_id', 'none')})\n")
+    head = f"{'configuration':<{width}}" + "".join(f"{s[:15]:>16}" for s in args.sets) + f"{'mean':>8}"
+    print(head)
+    print(f"{'(probes)':<{width}}" + "".join(f"{counts[s]:>16}" for s in args.sets))
+    print("-" * len(head))
+    means: dict[str, float] = {}
+    for config, label in [*ROWS, ("mem0", "Mem0 OSS 2.2.1 (peer, published)")]:
+        values = [MEM0[s] if config == "mem0" else table[s][config] for s in args.sets]
+        means[config] = sum(values) / len(values)
+        print(f"{label:<{width}}" + "".join(f"{v:>16.3f}" for v in values) + f"{means[config]:>8.3f}")
+    print()
+    gain = means["nekomem"] - means["original"]
+    verdict = "OK" if gain >= 0.08 else "MISS"
+    print(f"default − original (mean over sets): {gain:+.3f}  (target ≥ +0.080) {verdict}")
+    for s in args.sets:
+        best_single = max(table[s][c] for c in ("bm25", "bm25-nekomem", "vectors"))
+        ours = table[s]["nekomem"]
+        single = "OK" if ours >= best_single - 1e-9 else "MISS"
+        peer = "OK" if ours >= MEM0[s] - 1e-9 else "MISS"
+        print(f"{s:<16} default {ours:.3f}  best single path {best_single:.3f} {single}", end="")
+        print(f"  Mem0 {MEM0[s]:.3f} {peer}")
+    timings.sort()
+    p50 = timings[len(timings) // 2] * 1000
+    print(f"\nin-process request time: p50 {p50:.1f} ms over {len(timings)} requests")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The recall block the chat model reads (reference §4.6): a localised Markdown list with budgets.
+
+``render_recall_markdown`` works on the ``/query_memory`` result rows, so the chat side can call it on
+what it received and the endpoint can serve it as ``?format=markdown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from nekomem.textproc import count_tokens, truncate_tokens
+
+ENTRY_TOKENS = 400  # per-entry text, truncated (not dropped)
+LINE_OVERHEAD_TOKENS = 40  # numbering, label, date and age around the text
+SEPARATOR_TOKENS = 1
+BLOCK_TOKENS = 2204  # the whole block, header included
+
+_TEXT = {
+    "zh": {
+        "header": "以下是与本次查询相关的记忆：",
+        "none": "没有找到相关的记忆。",
+        "loosen": "同时按内容和时间查找没有结果；可以只用其中一个条件再试一次。",
+        "today": "今天",
+        "days_ago": "{n}天前",
+        "in_days": "{n}天后",
+        "tier": {"fact": "事实", "reflection": "反思", "fact_archive": "旧事实", "persona": "人格"},
+        "entity": {"master": "关于主人", "neko": "关于自己", "relationship": "关系"},
+    },
+    "en": {
+        "header": "Memories related to this query:",
+        "none": "No relevant memories found.",
+        "loosen": "Nothing matched both the query and the time; try again with only one of them.",
+        "today": "today",
+        "days_ago": "{n} days ago",
+        "in_days": "in {n} days",
+        "tier": {
+            "fact": "fact",
+            "reflection": "reflection",
+            "fact_archive": "old fact",
+            "persona": "persona",
+        },
+        "entity": {"master": "about master", "neko": "about self", "relationship": "relationship"},
+    },
+}
+
+
+def _strings(language: str) -> dict[str, Any]:
+    return _TEXT.get(language, _TEXT["en"])
+
+
+def _anchor(row: dict[str, Any]) -> datetime | None:
+    # The date uses the event anchor when there is one, else when it was recorded.
+    for key in ("event_start_at", "created_at"):
+        value = row.get(key)
+        if isinstance(value, datetime):
+            return value
+        if isinstance(value, str) and value:
+            try:
+                return datetime.fromisoformat(value)
+            except ValueError:
+                continue
+    return None
+
+
+def _when(row: dict[str, Any], language: str, now: datetime) -> str:
+    anchor = _anchor(row)
+    if anchor is None:
+        return ""
+    strings = _strings(language)
+    if timezone.is_naive(anchor):
+        anchor = timezone.make_aware(anchor)
+    local, today = timezone.localtime(anchor), timezone.localtime(now)
+    days = (today.date() - local.date()).days
+    if days == 0:
+        age = strings["today"]
+    elif days > 0:
+        age = strings["days_ago"].format(n=days)
+    else:
+        age = strings["in_days"].format(n=-days)
+    return f"({local:%Y-%m-%d}, {age})"
+
+
+def _label(row: dict[str, Any], language: str) -> str:
+    strings = _strings(language)
+    tier = strings["tier"].get(row.get("tier"), str(row.get("tier") or ""))
+    entity = strings["entity"].get(row.get("entity"), str(row.get("entity") or ""))
+    return f"[{tier}/{entity}]" if entity else f"[{tier}]"
+
+
+def render_recall_markdown(
+    rows: Sequence[dict[str, Any]],
+    *,
+    language: str,
+    now: datetime | None = None,
+    query_and_time: bool = False,
+    failed: bool = False,
+) -> str:
+    """Numbered lines ``1. [tier/entity] text  (YYYY-MM-DD, N days ago)`` under a header.
+
+    Memory text is never translated. Entries are cut to ``ENTRY_TOKENS``; lines that do not fit the block
+    are dropped from the tail. No rows → the "no results" text, or, when a query and a time were both
+    given and the request succeeded, a hint to loosen one of them.
+    """
+    strings = _strings(language)
+    now = now or timezone.now()
+    if not rows:
+        return strings["loosen"] if query_and_time and not failed else strings["none"]
+    header = strings["header"]
+    budget = BLOCK_TOKENS - count_tokens(header) - SEPARATOR_TOKENS
+    lines: list[str] = []
+    for row in rows:
+        text = truncate_tokens(" ".join(str(row.get("text") or "").split()), ENTRY_TOKENS)
+        line = f"{len(lines) + 1}. {_label(row, language)} {text}  {_when(row, language, now)}".rstrip()
+        cost = max(count_tokens(line), count_tokens(text) + LINE_OVERHEAD_TOKENS) + SEPARATOR_TOKENS
+        if cost > budget:
+            break  # dropped from the tail: every later line would be numbered after a gap
+        budget -= cost
+        lines.append(line)
+    if not lines:
+        return strings["none"]
+    return "\n".join([header, *lines])

@@ -1,0 +1,140 @@
+"""Hybrid recall for ``POST /query_memory`` (reference §4): routing, vectors, response rows.
+
+Reads only; "service" because it is the one entry point the view and the benchmark call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from nekomem.characters.models import Character
+from nekomem.embeddings import EmbeddingError, get_embedder
+from nekomem.timewindows import TimeWindow, parse_time_window
+from recall import engine
+from recall.engine import DEFAULT, Hit, RecallConfig
+from recall.index_cache import recall_index
+from recall.selectors import character_by_name
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    query: str = ""
+    time: str | None = None
+    subjects: list[str] | None = None
+    language: str | None = None
+    explain: bool = False
+    config: str | None = None  # a named configuration (benchmarks); None → DEFAULT
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return timezone.localtime(moment).isoformat() if moment is not None else None
+
+
+def hit_row(hit: Hit, *, explain: bool) -> dict[str, Any]:
+    c = hit.candidate
+    row: dict[str, Any] = {
+        "id": c.id,
+        "text": c.text,
+        "tier": c.tier,
+        "entity": c.entity,
+        "subject_kind": c.subject_kind,
+        "subject_id": c.subject_id,
+        "scope": c.scope,
+        "score": round(hit.score, 6) if hit.score is not None else None,
+        "created_at": _iso(c.created_at),
+        "event_start_at": _iso(c.event_start_at),
+        "event_end_at": _iso(c.event_end_at),
+    }
+    if explain:
+        row["explain"] = {
+            "paths": {p: {"rank": h.rank, "score": round(h.score, 6)} for p, h in hit.paths.items()},
+            "fused": row["score"],
+        }
+    return row
+
+
+def _query_vector(query: str, config: RecallConfig) -> tuple[Any, np.ndarray | None]:
+    """(embedder, query vector); (None, None) when vectors are off, unavailable or failing (→ BM25)."""
+    if not config.use_vectors:
+        return None, None
+    embedder = get_embedder()
+    if embedder is None:
+        return None, None
+    try:
+        return embedder, embedder.embed([query])[0]
+    except EmbeddingError:
+        logger.warning("query embedding failed; recall continues with BM25 only")
+        return None, None
+
+
+def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
+    # Group chat: rows bound to a subject are only returned for that subject; unscoped rows stay.
+    if not subjects:
+        return hits
+    wanted = set(subjects)
+    return [h for h in hits if h.candidate.subject_id is None or h.candidate.subject_id in wanted]
+
+
+def recall_query(*, name: str, request: RecallRequest, now: datetime | None = None) -> dict[str, Any]:
+    """The ``/query_memory`` body. Raises on internal failure (the view turns that into empty results)."""
+    started = time.monotonic()
+    now = now or timezone.now()
+    config = engine.CONFIGS[request.config] if request.config else DEFAULT
+    query = (request.query or "").strip()
+    body: dict[str, Any] = {"results": [], "query": request.query or ""}
+    window: TimeWindow | None = None
+    if request.time:
+        body["time"] = request.time
+        window = parse_time_window(request.time, now=now, tz=settings.TIME_ZONE)
+    character: Character | None = character_by_name(name=name)
+    hits: list[Hit] = []
+    candidates_total = 0
+    mode = "empty"
+    if character is not None and (query or window is not None):
+        # Time alone needs no vectors; build (or reuse) the index with the model the query path uses.
+        embedder, qvec = _query_vector(query, config) if query else (get_embedder(), None)
+        index = recall_index(character_id=character.pk, stop_names=character.stop_names, embedder=embedder)
+        candidates_total = len(index)
+        if window is not None and not query:
+            mode = "time"
+            hits = index.by_time(window, limit=config.total)
+        elif query:
+            # query + parsed time → filter then rank; unparsable time → semantic only (§4.5).
+            mode = "hybrid+time" if window is not None else "hybrid"
+            hits = index.search(query, config=config, query_vector=qvec, window=window)
+        hits = _subject_filter(hits, request.subjects)
+    body["results"] = [hit_row(h, explain=request.explain) for h in hits]
+    body["candidates_total"] = candidates_total
+    body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
+    logger.info(
+        "query_memory character=%s mode=%s config=%s hits=%d candidates=%d ms=%.1f",
+        name,
+        mode,
+        config.name,
+        len(hits),
+        candidates_total,
+        body["elapsed_ms"],
+    )
+    logger.debug("query_memory query=%r time=%r", request.query, request.time)
+    return body
+
+
+def recall_failed_body(request_query: Any) -> dict[str, Any]:
+    """What any internal failure answers (reference §1.3): 200, no results, an error code."""
+    return {
+        "results": [],
+        "query": request_query if isinstance(request_query, str) else "",
+        "candidates_total": 0,
+        "elapsed_ms": 0,
+        "error_code": "hybrid_recall_failed",
+    }

@@ -1,0 +1,110 @@
+"""Embedding backfill (fingerprints, dedup pairs, the schedule) and the per-character index cache."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from facts.models import Fact, FactDedupPair
+from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_changed
+from nekomem.embeddings import get_embedder, text_fingerprint
+from nekomem.runtime.schedules import registered_schedules
+from recall.backfill import embedding_backfill, facts_needing_vectors
+from recall.selectors import stored_vector
+from recall.services import RecallRequest, recall_query
+from recall.tasks import embedding_backfill_tick
+from tests.recall.support import fact_entry, import_facts, require_muse
+
+
+@pytest.fixture
+def character(tmp_path: Path, db) -> Character:
+    require_muse()
+    now = timezone.now()
+    texts = ["主人喜欢喝绿茶", "主人喜欢喝绿茶。", "主人在学钢琴", "Master adopted a cat named Mochi"]
+    import_facts(tmp_path, "小满", [fact_entry(t, now - timedelta(days=i)) for i, t in enumerate(texts)])
+    return Character.objects.get(name="小满")
+
+
+def test_backfill_fills_vectors_and_queues_paraphrase_pairs(character: Character) -> None:
+    embedder = get_embedder()
+    assert embedder is not None
+    report = embedding_backfill(character_id=character.pk)
+    assert report.embedded == 4
+    for fact in Fact.objects.filter(character=character):
+        assert fact.embedding_model_id == embedder.model_id
+        assert fact.embedding_text_sha256 == text_fingerprint(fact.text)
+    pairs = list(FactDedupPair.objects.filter(character=character))
+    assert len(pairs) == 1 and pairs[0].cosine is not None and pairs[0].cosine > 0.85
+    assert {pairs[0].candidate_text, pairs[0].existing_text} == {"主人喜欢喝绿茶", "主人喜欢喝绿茶。"}
+    assert embedding_backfill(character_id=character.pk).embedded == 0  # nothing stale left
+
+
+def test_a_rewritten_text_invalidates_its_vector(character: Character) -> None:
+    embedder = get_embedder()
+    assert embedder is not None
+    embedding_backfill(character_id=character.pk)
+    fact = Fact.objects.get(character=character, text="主人在学钢琴")
+    # Another path rewrites the text without clearing the columns: the fingerprint must still catch it.
+    Fact.objects.filter(pk=fact.pk).update(text="主人在学小提琴")
+    fact.refresh_from_db()
+    assert (
+        stored_vector(
+            vector=fact.embedding,
+            text_sha256=fact.embedding_text_sha256,
+            model_id=fact.embedding_model_id,
+            text=fact.text,
+            embedder=embedder,
+        )
+        is None
+    )
+    assert [
+        pk for pk, _ in facts_needing_vectors(character_id=character.pk, embedder=embedder, limit=10)
+    ] == [fact.pk]
+    assert embedding_backfill(character_id=character.pk, queue_pairs=False).embedded == 1
+
+
+def test_backfill_schedule_is_registered_and_runs(character: Character) -> None:
+    assert "recall.tasks.embedding_backfill_tick" in {s.func for s in registered_schedules()}
+    assert embedding_backfill_tick() >= 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cache_follows_changes_made_by_another_connection(tmp_path: Path) -> None:
+    require_muse()
+    import_facts(tmp_path, "小雪", [fact_entry("主人喜欢喝绿茶", timezone.now())])
+    first = recall_query(name="小雪", request=RecallRequest(query="乌龙茶"))
+    assert all("乌龙" not in r["text"] for r in first["results"])
+    character = Character.objects.get(name="小雪")
+
+    def other_worker() -> None:
+        # Another process's write: its own connection, its own transaction, then the version bump.
+        try:
+            fact = Fact(
+                character_id=character.pk,
+                fact_id="fact_20260101000000_abcdef12",
+                text="主人最近爱上了乌龙茶",
+                hash="abcdef1234567890",
+                created_at=timezone.now(),
+            )
+            fact.save()
+            character_memory_changed(character_id=character.pk)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=other_worker)
+    worker.start()
+    worker.join()
+    second = recall_query(name="小雪", request=RecallRequest(query="乌龙茶"))
+    assert any("乌龙" in r["text"] for r in second["results"])
+    # An unchanged version is served from the cache (same object, no rebuild).
+    from recall import index_cache
+
+    entry = index_cache._cache[character.pk]
+    recall_query(name="小雪", request=RecallRequest(query="绿茶"))
+    assert index_cache._cache[character.pk] is entry

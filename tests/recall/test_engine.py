@@ -1,0 +1,174 @@
+"""The pure recall engine: BM25 scores, fusion, time routing, hard filter (no database)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from nekomem.textproc import recall_tokens, search_tokens
+from nekomem.timewindows import TimeWindow
+from recall import engine
+from recall.engine import (
+    BM25_ONLY,
+    DEFAULT,
+    ORIGINAL,
+    Bm25View,
+    Candidate,
+    RecallIndex,
+    bm25_reference_score,
+    rrf_fuse,
+    score_fuse,
+)
+
+# Pure tests, but the session's startup fixture needs the test database to exist when run alone.
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
+
+
+def cand(i: int, text: str, *, tier: str = "fact", days: int = 0, vector=None) -> Candidate:
+    when = T0 + timedelta(days=days)
+    return Candidate(id=f"f{i}", text=text, tier=tier, created_at=when, event_start_at=when, vector=vector)
+
+
+def test_original_tokenizer_by_hand() -> None:
+    assert recall_tokens("我喜欢猫") == ["我喜", "喜欢", "欢猫", "我喜欢", "喜欢猫"]
+    assert recall_tokens("Hello World, a") == ["Hello", "World"]  # no lower-casing, 1-char runs dropped
+    assert search_tokens("Running dogs") == ["run", "dog"]
+
+
+def test_bm25_one_document_by_hand() -> None:
+    # N=1, n=1: idf = ln(0.5/1.5 + 1) = ln(4/3); tf=1, dl=avgdl → tf·2.5/(1+1.5) = 1 per matching term.
+    view = Bm25View(engine.LEXICAL_VIEWS["original"], ["apple banana"], [])
+    assert view.scores("apple")[0] == pytest.approx(math.log(4 / 3), rel=1e-5)
+    assert view.scores("apple banana apple")[0] == pytest.approx(2 * math.log(4 / 3), rel=1e-5)
+    assert view.scores("cherry")[0] == 0
+
+
+def test_bm25_matches_the_written_out_formula() -> None:
+    docs = [
+        "我喜欢吃苹果",
+        "主人今天去了公园散步",
+        "苹果和香蕉都是水果 苹果",
+        "Alice likes green tea",
+        "green tea",
+    ]
+    view = Bm25View(engine.LEXICAL_VIEWS["original"], docs, [])
+    corpus = [recall_tokens(d) for d in docs]
+    for query in ("苹果", "喜欢苹果", "green tea", "公园散步"):
+        got = view.scores(query)
+        want = [bm25_reference_score(recall_tokens(query), doc, corpus) for doc in corpus]
+        assert got == pytest.approx(want, rel=1e-4, abs=1e-6)
+
+
+def test_bm25_ranking_agrees_with_rank_bm25_for_single_terms() -> None:
+    # rank-bm25's Okapi IDF differs from Lucene's, but for one query term the IDF is a constant factor,
+    # so both must order the documents the same way (tf and length normalisation are shared).
+    docs = ["tea tea tea", "tea and cake and more", "coffee", "tea", "tea with milk tea"]
+    corpus = [search_tokens(d) for d in docs]
+    ours = Bm25View(engine.LEXICAL_VIEWS["words"], docs, []).scores("tea")
+    theirs = BM25Okapi(corpus, k1=1.5, b=0.75).get_scores(["tea"])
+    assert list(np.argsort(-ours, kind="stable")) == list(np.argsort(-theirs, kind="stable"))
+
+
+def test_rrf_by_hand() -> None:
+    fused = dict(rrf_fuse({"a": [1, 2], "b": [2, 3]}, k=60))
+    assert fused[2] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[1] == pytest.approx(1 / 61)
+    assert fused[3] == pytest.approx(1 / 62)
+    assert next(row for row, _ in rrf_fuse({"a": [1, 2], "b": [2, 3]})) == 2
+    weighted = dict(rrf_fuse({"a": [1], "b": [2]}, k=10, weights={"a": 2.0}))
+    assert weighted[1] == pytest.approx(2 / 11) and weighted[2] == pytest.approx(1 / 11)
+
+
+def test_score_fusion_keeps_the_lower_path_signal() -> None:
+    scores = {"a": np.array([4.0, 2.0, 0.0]), "b": np.array([0.5, 0.9, 0.3])}
+    fused = dict(score_fuse({"a": [0, 1], "b": [1, 0]}, scores, floors={"a": 0.0, "b": 0.3}))
+    assert fused[0] == pytest.approx(1.0 + (0.5 - 0.3) / 0.6)
+    assert fused[1] == pytest.approx(0.5 + 1.0)
+
+
+def test_original_config_caps_each_path_at_four_and_total_at_eight() -> None:
+    # "苹果" in a quarter of the pool, so its IDF clears the 0.1 threshold.
+    rows = [
+        cand(i, f"苹果 item{i}" if i % 4 == 0 else f"香蕉 item{i}", vector=np.eye(4)[i % 4])
+        for i in range(40)
+    ]
+    index = RecallIndex(rows)
+    hits = index.search("苹果", config=ORIGINAL, query_vector=np.eye(4)[0])
+    bm25 = [h for h in hits if "bm25:original" in h.paths]
+    cosine = [h for h in hits if "cosine" in h.paths]
+    assert len(bm25) == 4 and len(cosine) == 4 and len(hits) <= 8
+    assert len(index.search("苹果", config=DEFAULT, query_vector=np.eye(4)[0])) == 8
+
+
+def test_hard_filter_and_pools() -> None:
+    rows = [
+        cand(1, "   "),
+        cand(2, "the archived apple", tier="fact_archive", vector=np.array([1.0, 0.0])),
+        cand(3, "an apple", vector=np.array([1.0, 0.0])),
+        cand(4, "persona apple", tier="persona", vector=np.array([1.0, 0.0])),
+    ]
+    index = RecallIndex(rows)
+    assert [c.id for c in index.candidates] == ["f2", "f3"]  # empty text and persona never indexed
+    hits = index.search("apple", query_vector=np.array([1.0, 0.0]), config=DEFAULT)
+    by_id = {h.candidate.id: h for h in hits}
+    assert "cosine" not in by_id["f2"].paths  # the archive is BM25 only
+    assert "cosine" in by_id["f3"].paths
+    assert index.search("   ") == []
+
+
+def test_time_window_filter_then_rank_and_nearest_in_time() -> None:
+    rows = [cand(i, f"walk in the park day{i}", days=i) for i in range(10)]
+    rows += [cand(10 + i, f"green tea number{i}", days=i - 30) for i in range(10)]
+    index = RecallIndex(rows)
+    window = TimeWindow(T0 + timedelta(days=3), T0 + timedelta(days=5))
+    hits = index.search("park", window=window, config=BM25_ONLY)
+    assert {h.candidate.id for h in hits} == {"f3", "f4"}
+    nearest = index.by_time(TimeWindow(T0 + timedelta(days=20), T0 + timedelta(days=21)), limit=3)
+    assert [h.candidate.id for h in nearest] == ["f9", "f8", "f7"]
+    inside = index.by_time(window)
+    assert [h.candidate.id for h in inside][:2] == ["f4", "f3"]  # inside first, newest start first
+    assert all(h.score is None for h in inside)
+
+
+def test_event_span_fallbacks() -> None:
+    only_end = Candidate(id="x", text="t", tier="fact", event_end_at=T0)
+    assert only_end.event_span() == (T0, T0)
+    created = Candidate(id="y", text="t", tier="fact", created_at=T0)
+    assert created.event_span() == (T0, T0)
+    assert Candidate(id="z", text="t", tier="fact").event_span() is None
+    index = RecallIndex([Candidate(id="z", text="undated", tier="fact")])
+    assert index.by_time(TimeWindow(T0, T0 + timedelta(days=1))) == []
+
+
+def test_vectors_off_is_bm25_only() -> None:
+    index = RecallIndex([cand(1, "green tea"), cand(2, "black coffee")])
+    hits = index.search("tea", config=DEFAULT, query_vector=None)
+    assert [h.candidate.id for h in hits] == ["f1"]
+    assert set(hits[0].paths) == {"bm25:words", "bm25:original"}
+
+
+def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:
+    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 100)
+    rng = np.random.default_rng(7)
+    # Vectors with structure (a few shared directions), as sentence embeddings have.
+    basis = rng.normal(size=(16, 64))
+    vectors = rng.normal(size=(3000, 16)) @ basis + 0.3 * rng.normal(size=(3000, 64))
+    rows = [cand(i, f"row{i}", vector=v.astype(np.float32)) for i, v in enumerate(vectors)]
+    big = RecallIndex(rows)
+    assert big.matrix is None and big.coarse is not None
+    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 10_000)
+    exact = RecallIndex(rows)
+    assert exact.matrix is not None
+    vector_only = engine.VECTORS_ONLY
+    for i in range(0, 3000, 150):
+        query = vectors[i] + 0.1 * rng.normal(size=64)
+        got = [h.candidate.id for h in big.search("q", config=vector_only, query_vector=query)]
+        want = [h.candidate.id for h in exact.search("q", config=vector_only, query_vector=query)]
+        assert got[0] == want[0] == f"f{i}"
+        assert len(set(got) & set(want)) >= 7
