@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from facts.models import Fact
-from facts.services.records import fact_from_file_dict, fact_to_file_dict
+from facts.services.records import EMBEDDING_KEYS, FILE_KEYS, fact_from_file_dict, fact_to_file_dict
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
@@ -29,26 +29,7 @@ from nekomem.portability import (
 
 BATCH = 2000
 # Compared to decide whether a re-imported entry changes anything (idempotent import).
-_FIELDS = (
-    "text",
-    "importance",
-    "entity",
-    "source",
-    "tags",
-    "hash",
-    "created_at",
-    "event_when_raw",
-    "event_start_at",
-    "event_end_at",
-    "schema_version",
-    "absorbed",
-    "signal_processed",
-    "archived",
-    "embedding",
-    "embedding_text_sha256",
-    "embedding_model_id",
-    "extra",
-)
+_FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra")
 _ONE_WAY = ("absorbed", "signal_processed", "archived")
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nekomem.http import HistoryParseError  # re-exported for callers
+from nekomem.textproc import message_text as content_text  # one text rule for every layer
+
 MESSAGE_TYPES = ("human", "ai", "system")
 # The chat server sometimes sends role names or class names instead of LangChain types.
 _TYPE_ALIASES = {
@@ -17,9 +20,6 @@ _TYPE_ALIASES = {
     "system": "system",
     "systemmessage": "system",
 }
-
-
-from nekomem.http import HistoryParseError  # noqa: E402  re-exported for callers
 
 __all__ = ["HistoryParseError", "content_text", "message_text", "normalise_message", "parse_history"]
 
@@ -73,21 +73,6 @@ def parse_history(input_history: Any) -> list[dict[str, Any]]:
     if not isinstance(decoded, list):
         raise HistoryParseError("input_history must hold a list of messages")
     return [normalise_message(item, i) for i, item in enumerate(decoded)]
-
-
-def content_text(content: Any) -> str:
-    """The text of a message's content: a string, or the text parts of a multimodal list."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and part.get("type") == "text":
-                parts.append(str(part.get("text", "")))
-        return "".join(parts)
-    return ""
 
 
 def message_text(message: dict[str, Any]) -> str:
