@@ -1,6 +1,6 @@
 """Import/export speed of a generated NEKO directory with many facts.
 
-    .venv/bin/python bench/import_facts.py [--facts 100000] [--keep DIR]
+    flock /tmp/nekomem-bench.lock .venv/bin/python bench/import_facts.py [--facts 100000] [--keep DIR]
 
 Writes ``ROOT/<name>/facts.json`` (80 %) and ``facts_archive.json`` (20 %) in the original shapes,
 then times ``import_memory`` (fresh), ``import_memory`` again (idempotent: nothing changes) and

@@ -46,6 +46,17 @@ class Fact(models.Model):
     embedding = models.TextField(blank=True, default="", help_text="base64 float16 vector")
     embedding_text_sha256 = models.CharField(max_length=64, blank=True, default="")
     embedding_model_id = models.CharField(max_length=128, blank=True, default="")
+    dedup_tokens = models.TextField(
+        blank=True,
+        default="",
+        help_text="The near-duplicate token set (fts_tokens, sorted, space-joined) under dedup_key.",
+    )
+    dedup_key = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="Fingerprint of the stop names the tokens were computed with; empty = not indexed yet.",
+    )
     extra = models.JSONField(
         default=dict,
         blank=True,
@@ -66,17 +77,40 @@ class Fact(models.Model):
             models.Index(fields=["character", "archived", "absorbed"], name="fact_char_arch_abs"),
             models.Index(fields=["character", "hash"], name="fact_char_hash"),
             models.Index(fields=["character", "event_start_at"], name="fact_char_event_start"),
+            models.Index(fields=["character", "dedup_key"], name="fact_char_dedup_key"),
         ]
 
     def __str__(self) -> str:
         return self.fact_id
 
 
+class FactToken(models.Model):
+    """Inverted index of the near-duplicate layer (§3.3.4): one row per (fact, token).
+
+    ``size`` is the fact's token-set size, repeated so that one covering-index scan yields everything
+    the Dice overlap needs. Derived from ``Fact.dedup_tokens``; rebuilt lazily when it is missing.
+    """
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="+", db_index=False)
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="dedup_index")
+    token = models.CharField(max_length=64, help_text="The token, or a digest of a very long one.")
+    size = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["character", "token", "fact", "size"], name="fact_token_lookup"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fact_id}:{self.token}"
+
+
 class FactDedupPair(models.Model):
     """One queued (candidate, existing) pair for LLM arbitration (``facts_pending_dedup.json``).
 
     Fed by the text-overlap layer (cosine null) and by the embedding backfill (cosine > 0.85).
-    Texts are copied so the arbiter still sees what was compared if a side is edited meanwhile.
+    Texts and fact ids are copied, so a resolved pair stays a readable record of the decision after
+    ``merge``/``replace`` deleted one side (its foreign key is then null).
     """
 
     class Status(models.TextChoices):
@@ -85,16 +119,28 @@ class FactDedupPair(models.Model):
         DEAD = "dead"
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="fact_dedup_pairs")
-    candidate = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="dedup_as_candidate")
-    existing = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="dedup_as_existing")
+    candidate = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="dedup_as_candidate"
+    )
+    existing = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="dedup_as_existing"
+    )
+    candidate_fact_id = models.CharField(max_length=80, blank=True, default="")
+    existing_fact_id = models.CharField(max_length=80, blank=True, default="")
     candidate_text = models.TextField()
     existing_text = models.TextField()
     entity = models.CharField(max_length=16)
+    # Group-chat bucket of the pair, as facts_pending_dedup.json holds it (a string or null).
+    subject_key = models.JSONField(null=True, blank=True, default=None)
+    scope = models.JSONField(null=True, blank=True, default=None)
     cosine = models.FloatField(null=True, blank=True)
     queued_at = models.DateTimeField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     decision = models.CharField(max_length=16, blank=True, default="")
+    merged_text = models.TextField(
+        blank=True, default="", help_text="The text that survived a merge or replace."
+    )
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -107,7 +153,7 @@ class FactDedupPair(models.Model):
         indexes = [models.Index(fields=["character", "status", "queued_at"], name="fact_dedup_queue")]
 
     def __str__(self) -> str:
-        return f"{self.candidate_id}~{self.existing_id} ({self.status})"
+        return f"{self.candidate_fact_id}~{self.existing_fact_id} ({self.status})"
 
 
 class ExtractionCursor(models.Model):

@@ -1,4 +1,5 @@
-"""``facts.json`` and ``facts_archive.json`` for the import/export commands (reference §2.4–2.5).
+"""``facts.json``, ``facts_archive.json`` and ``facts_pending_dedup.json`` for the import/export
+commands (reference §2.4–2.6).
 
 Import keeps facts exactly as the files hold them (ids, hashes, times, flags; no LLM dedup): only
 the same ``id`` is merged, with the original's rule that one-way flags already set are never
@@ -13,8 +14,17 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from facts.models import Fact
-from facts.services.records import EMBEDDING_KEYS, FILE_KEYS, fact_from_file_dict, fact_to_file_dict
+from facts.models import Fact, FactDedupPair, FactToken
+from facts.selectors import dedup_pairs_for_export
+from facts.services.records import (
+    EMBEDDING_KEYS,
+    FILE_KEYS,
+    fact_from_file_dict,
+    fact_to_file_dict,
+    iso_local,
+    parse_iso,
+)
+from facts.services.tokens import facts_index_rows_write, facts_tokenize
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
@@ -70,10 +80,11 @@ def _import(character: Character, path: Path, *, archived: bool) -> ImportResult
     created = updated = unchanged = 0
     now = timezone.now()
     with transaction.atomic():
-        lock_character(character.pk)
+        stop_names = lock_character(character.pk).stop_names
         existing = _existing(character_id=character.pk, fact_ids=list(incoming))
         new: list[Fact] = []
         changed: list[Fact] = []
+        retokenize: list[Fact] = []
         for fact_id, fact in incoming.items():
             current = existing.get(fact_id)
             if current is None:
@@ -84,13 +95,24 @@ def _import(character: Character, path: Path, *, archived: bool) -> ImportResult
             if all(getattr(fact, name) == getattr(current, name) for name in _FIELDS):
                 unchanged += 1
                 continue
+            if fact.text != current.text:
+                retokenize.append(current)
             for name in _FIELDS:
                 setattr(current, name, getattr(fact, name))
             current.archived_at = current.archived_at or (now if current.archived else None)
             current.updated_at = now
             changed.append(current)
+        # The near-duplicate index is filled in bulk here, so the first store after an import
+        # does not have to tokenise the whole character.
+        facts_tokenize(progress(new, total=len(new), desc=f"index {path.name}"), stop_names=stop_names)
+        facts_tokenize(retokenize, stop_names=stop_names)
         Fact.objects.bulk_create(new, batch_size=BATCH)
-        Fact.objects.bulk_update(changed, [*_FIELDS, "archived_at", "updated_at"], batch_size=BATCH)
+        Fact.objects.bulk_update(
+            changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
+        )
+        for i in range(0, len(retokenize), 900):
+            FactToken.objects.filter(fact__in=[f.pk for f in retokenize[i : i + 900]]).delete()
+        facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
         created, updated = len(new), len(changed)
     return ImportResult(created=created, updated=updated, unchanged=unchanged)
 
@@ -121,4 +143,144 @@ register_file_handler(
         importer=lambda c, p: _import(c, p, archived=True),
         exporter=lambda c, p: _export(c, p, archived=True),
     )
+)
+
+
+# --- facts_pending_dedup.json (reference §2.6) ---------------------------------------------------------
+
+PAIR_KEYS = (
+    "candidate_id",
+    "existing_id",
+    "candidate_text",
+    "existing_text",
+    "entity",
+    "subject_key",
+    "scope",
+    "cosine",
+    "queued_at",
+)
+# Compared to decide whether a re-imported pending pair changes anything.
+_PAIR_FIELDS = ("candidate_text", "existing_text", "entity", "subject_key", "scope", "cosine", "queued_at")
+
+
+def pair_to_file_dict(pair: FactDedupPair) -> dict[str, Any]:
+    return {
+        "candidate_id": pair.candidate_fact_id,
+        "existing_id": pair.existing_fact_id,
+        "candidate_text": pair.candidate_text,
+        "existing_text": pair.existing_text,
+        "entity": pair.entity,
+        "subject_key": pair.subject_key,
+        "scope": pair.scope,
+        "cosine": pair.cosine,
+        "queued_at": iso_local(pair.queued_at),
+    }
+
+
+def _pair_from_file_dict(entry: Any, *, character_id: int) -> FactDedupPair:
+    """An unsaved pending pair (fact keys not yet resolved); raises ValueError naming the bad field."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"expected an object, got {type(entry).__name__}")
+    for key in ("candidate_id", "existing_id"):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise ValueError(f"missing or non-string {key!r}")
+    if entry["candidate_id"] == entry["existing_id"]:
+        raise ValueError("'candidate_id' and 'existing_id' are the same fact")
+    for key in ("candidate_text", "existing_text", "entity"):
+        if not isinstance(entry.get(key), str):
+            raise ValueError(f"missing or non-string {key!r}")
+    for key in ("subject_key", "scope"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise ValueError(f"{key!r} must be a string or null")
+    cosine = entry.get("cosine")
+    if cosine is not None and (isinstance(cosine, bool) or not isinstance(cosine, int | float)):
+        raise ValueError("'cosine' must be a number or null")
+    queued_at = parse_iso(entry.get("queued_at"))
+    if queued_at is None:
+        raise ValueError("missing 'queued_at'")
+    return FactDedupPair(
+        character_id=character_id,
+        candidate_fact_id=entry["candidate_id"],
+        existing_fact_id=entry["existing_id"],
+        candidate_text=entry["candidate_text"],
+        existing_text=entry["existing_text"],
+        entity=entry["entity"],
+        subject_key=entry.get("subject_key"),
+        scope=entry.get("scope"),
+        cosine=None if cosine is None else float(cosine),
+        queued_at=queued_at,
+        status=FactDedupPair.Status.PENDING,
+    )
+
+
+def _pair_key(candidate_id: str, existing_id: str) -> frozenset[str]:
+    # Either direction is the same pair, as for dedup_pair_queue.
+    return frozenset((candidate_id, existing_id))
+
+
+def _parse_pairs(path: Path, *, character_id: int) -> dict[frozenset[str], FactDedupPair]:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise MalformedFile(path, f"expected a JSON list of pairs, got {type(data).__name__}")
+    parsed: dict[frozenset[str], FactDedupPair] = {}
+    for index, entry in enumerate(data):
+        try:
+            pair = _pair_from_file_dict(entry, character_id=character_id)
+        except (ValueError, TypeError) as exc:
+            label = None
+            if isinstance(entry, dict) and isinstance(entry.get("candidate_id"), str):
+                label = f"{entry['candidate_id']}~{entry.get('existing_id')}"
+            raise MalformedFile(path, str(exc), entry=f"#{index}" + (f" ({label})" if label else "")) from exc
+        parsed.setdefault(_pair_key(pair.candidate_fact_id, pair.existing_fact_id), pair)
+    return parsed
+
+
+def _import_pairs(character: Character, path: Path) -> ImportResult:
+    """Pending pairs only. A pair already known (either direction, any status) is not re-queued: a
+    decided pair stays decided; a pending one takes the file's values. A fact id the character does not
+    hold leaves that side's key null, and arbitration closes the pair as ``fact_gone``."""
+    incoming = _parse_pairs(path, character_id=character.pk)
+    created = updated = unchanged = 0
+    with transaction.atomic():
+        lock_character(character.pk)
+        fact_ids = {
+            fid for pair in incoming.values() for fid in (pair.candidate_fact_id, pair.existing_fact_id)
+        }
+        pks = dict(
+            Fact.objects.filter(character_id=character.pk, fact_id__in=fact_ids).values_list("fact_id", "pk")
+        )
+        known = {
+            _pair_key(p.candidate_fact_id, p.existing_fact_id): p
+            for p in FactDedupPair.objects.filter(character_id=character.pk)
+        }
+        new: list[FactDedupPair] = []
+        changed: list[FactDedupPair] = []
+        for key, pair in incoming.items():
+            current = known.get(key)
+            if current is None:
+                pair.candidate_id = pks.get(pair.candidate_fact_id)
+                pair.existing_id = pks.get(pair.existing_fact_id)
+                new.append(pair)
+            elif current.status != FactDedupPair.Status.PENDING or all(
+                getattr(current, name) == getattr(pair, name) for name in _PAIR_FIELDS
+            ):
+                unchanged += 1
+            else:
+                for name in _PAIR_FIELDS:
+                    setattr(current, name, getattr(pair, name))
+                changed.append(current)
+        FactDedupPair.objects.bulk_create(new, batch_size=BATCH)
+        FactDedupPair.objects.bulk_update(changed, list(_PAIR_FIELDS), batch_size=BATCH)
+        created, updated = len(new), len(changed)
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _export_pairs(character: Character, path: Path) -> int:
+    records = [pair_to_file_dict(p) for p in dedup_pairs_for_export(character_id=character.pk)]
+    write_json(path, records)
+    return len(records)
+
+
+register_file_handler(
+    FileHandler(filename="facts_pending_dedup.json", order=32, importer=_import_pairs, exporter=_export_pairs)
 )

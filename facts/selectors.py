@@ -52,10 +52,23 @@ def facts_known_since(*, character_id: int, since: datetime, limit: int) -> list
 
 def dedup_pairs_pending(*, character_id: int, limit: int) -> list[FactDedupPair]:
     return list(
-        FactDedupPair.objects.filter(character_id=character_id, status=FactDedupPair.Status.PENDING)
+        FactDedupPair.objects.filter(
+            character_id=character_id,
+            status=FactDedupPair.Status.PENDING,
+            candidate__isnull=False,
+            existing__isnull=False,
+        )
         .select_related("candidate", "existing")
         .order_by("queued_at", "pk")[:limit]
     )
+
+
+def dedup_pairs_for_export(*, character_id: int) -> QuerySet[FactDedupPair]:
+    """The pending queue as ``facts_pending_dedup.json`` holds it, in insertion order (so an imported
+    file comes back in its own order)."""
+    return FactDedupPair.objects.filter(
+        character_id=character_id, status=FactDedupPair.Status.PENDING
+    ).order_by("pk")
 
 
 def characters_with_pending_pairs() -> list[int]:

@@ -8,13 +8,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair
 from facts.prompts import arbitration_messages, language_of
 from facts.selectors import dedup_pairs_pending
 from facts.services.editing import fact_text_set
+from facts.services.tokens import fact_index_add
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
@@ -27,6 +28,8 @@ ARBITRATION_BATCH = 20
 PAIR_MAX_ATTEMPTS = 5
 IDLE_BEFORE_MAINTENANCE = timedelta(seconds=10)
 ACTIONS = ("merge", "replace", "keep_both")
+# The decision recorded on a pair that was closed without the LLM because a side no longer exists.
+ORPHANED = "fact_gone"
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,14 @@ def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> 
     character = Character.objects.get(pk=character_id)
     if character.last_activity_at and now - character.last_activity_at < IDLE_BEFORE_MAINTENANCE:
         return ArbitrationResult(reason="not idle")
+    _pairs_close_orphaned(character_id=character_id, now=now)
     pairs = dedup_pairs_pending(character_id=character_id, limit=ARBITRATION_BATCH)
     if not pairs:
         return ArbitrationResult(reason="queue empty")
     prompt = arbitration_messages(
         name=character.name,
-        pairs=[(i, p.candidate.text, p.existing.text) for i, p in enumerate(pairs)],
-        language=language_of([p.candidate.text for p in pairs], character.language or None),
+        pairs=[(i, _text(p.candidate), _text(p.existing)) for i, p in enumerate(pairs)],
+        language=language_of([_text(p.candidate) for p in pairs], character.language or None),
     )
     try:
         reply = chat_json(tier="summary", messages=prompt, expect=list, thinking=False, timeout=60)
@@ -75,6 +79,20 @@ def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> 
             character_id=character_id, pairs=pairs, decisions=_decisions(reply, len(pairs)), now=now
         )
     )
+
+
+def _text(fact: Fact | None) -> str:
+    # The selector only returns pairs with both sides present.
+    return fact.text if fact is not None else ""
+
+
+def _pairs_close_orphaned(*, character_id: int, now: datetime) -> None:
+    """A pending pair whose fact was deleted meanwhile has nothing left to decide; close it."""
+    FactDedupPair.objects.filter(
+        Q(candidate__isnull=True) | Q(existing__isnull=True),
+        character_id=character_id,
+        status=FactDedupPair.Status.PENDING,
+    ).update(status=FactDedupPair.Status.DONE, decision=ORPHANED, resolved_at=now)
 
 
 def _pairs_failed(*, pairs: list[FactDedupPair], now: datetime) -> None:
@@ -91,14 +109,19 @@ def _apply(
     resolved = 0
     changed = False
     with transaction.atomic():
-        lock_character(character_id)
+        character = lock_character(character_id)
         for index, pair in enumerate(pairs):
             decision = decisions.get(index)
             if decision is None:
                 continue
-            changed |= _apply_one(pair=pair, decision=decision)
+            merged_text = _apply_one(pair=pair, decision=decision, stop_names=character.stop_names)
+            changed |= merged_text is not None
+            # The pair row stays as the record of the decision; a deleted side's key becomes null.
             FactDedupPair.objects.filter(pk=pair.pk).update(
-                status=FactDedupPair.Status.DONE, decision=decision["action"], resolved_at=now
+                status=FactDedupPair.Status.DONE,
+                decision=decision["action"],
+                merged_text=merged_text or "",
+                resolved_at=now,
             )
             resolved += 1
         if changed:
@@ -106,22 +129,28 @@ def _apply(
     return resolved
 
 
-def _apply_one(*, pair: FactDedupPair, decision: dict[str, Any]) -> bool:
-    """Apply one decision; a side already gone (deleted, merged by an earlier pair) makes it a no-op."""
-    candidate = Fact.objects.filter(pk=pair.candidate_id).first()
-    existing = Fact.objects.filter(pk=pair.existing_id).first()
+def _apply_one(*, pair: FactDedupPair, decision: dict[str, Any], stop_names: list[str]) -> str | None:
+    """Apply one decision; returns the surviving text when facts changed, None when nothing did.
+
+    A side already gone (deleted, merged by an earlier pair) makes it a no-op.
+    """
+    candidate = Fact.objects.filter(pk=pair.candidate_id).first() if pair.candidate_id else None
+    existing = Fact.objects.filter(pk=pair.existing_id).first() if pair.existing_id else None
     if candidate is None or existing is None:
-        return False
+        return None
     action = decision["action"]
     if action == "merge":
         merged = decision.get("text")
-        if isinstance(merged, str) and merged.strip() and merged.strip() != existing.text:
-            fact_text_set(fact=existing, text=merged.strip())
+        text_changed = isinstance(merged, str) and bool(merged.strip()) and merged.strip() != existing.text
+        if text_changed:
+            fact_text_set(fact=existing, text=str(merged).strip())
         existing.importance = max(existing.importance, candidate.importance)
         existing.save()
+        if text_changed:
+            fact_index_add(fact=existing, stop_names=stop_names)
         candidate.delete()
-        return True
+        return existing.text
     if action == "replace":
         existing.delete()
-        return True
-    return False
+        return candidate.text
+    return None

@@ -16,16 +16,25 @@ from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair
 from facts.services.records import FactDraft, fact_from_draft, fact_to_file_dict
+from facts.services.tokens import (
+    dedup_index_refresh,
+    dedup_key_for,
+    shared_token_counts,
+    token_rows,
+    token_rows_insert,
+    token_set,
+    tokens_field,
+)
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
-from nekomem.textproc import dice_overlap, fts_tokens, normalized_identity
+from nekomem.textproc import normalized_identity
 
 logger = logging.getLogger(__name__)
 
 NEAR_DUPLICATE_OVERLAP = 0.25
-# The original retrieved the top 10 by BM25 before scoring overlap; we score every fact, then keep
-# as many, so a match ranked low by term rarity is not missed.
+# The original retrieved the top 10 by BM25 before scoring overlap; we score every fact sharing a
+# token, then keep as many, so a match ranked low by term rarity is not missed.
 NEAR_DUPLICATE_TOP = 10
 
 
@@ -38,14 +47,13 @@ class PersistReport:
     queued_pairs: int = 0
 
 
-@dataclass
-class _Known:
-    """One existing fact as the near-duplicate layer sees it."""
+@dataclass(frozen=True)
+class _Near:
+    """One existing fact close to a draft: its Dice overlap and what the identity test needs."""
 
+    score: float
     pk: int
-    text: str
     identity: str
-    tokens: frozenset[str]
 
 
 def facts_persist(
@@ -78,53 +86,90 @@ def facts_persist(
 
 
 class _KnownFacts:
-    """The character's facts (archive included) loaded once per batch, grown as the batch adds."""
+    """The character's facts (archive included) as the dedup layers see them, through the database.
+
+    Exact duplicates are one probe of the (character, hash) index; near duplicates come from the
+    token index (``facts.services.tokens``), brought up to date first. Facts the batch adds are indexed
+    as they are saved, so later drafts of the same batch see them.
+    """
 
     def __init__(self, *, character_id: int, stop_names: list[str]) -> None:
+        self.character_id = character_id
         self.stop_names = stop_names
-        rows = Fact.objects.filter(character_id=character_id).values_list("pk", "hash", "text")
-        self.by_hash: dict[str, int] = {}
-        self.entries: list[_Known] = []
-        for pk, hash_, text in rows:
-            self.by_hash.setdefault(hash_, pk)
-            self.entries.append(self._entry(pk, text))
+        dedup_index_refresh(character_id=character_id, stop_names=stop_names)
 
-    def _entry(self, pk: int, text: str) -> _Known:
-        return _Known(pk, text, normalized_identity(text), frozenset(fts_tokens(text, self.stop_names)))
+    def by_hash(self, hash_: str) -> int | None:
+        # The first in the original's load order (created_at, id) wins, as a dict.setdefault did.
+        return (
+            Fact.objects.filter(character_id=self.character_id, hash=hash_)
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
 
-    def add(self, fact: Fact) -> None:
-        self.by_hash[fact.hash] = fact.pk
-        self.entries.append(self._entry(fact.pk, fact.text))
+    def tokens(self, text: str) -> frozenset[str]:
+        return token_set(text, self.stop_names)
 
-    def nearest(self, text: str) -> tuple[list[tuple[float, _Known]], str]:
-        tokens = fts_tokens(text, self.stop_names)
-        scored = [(dice_overlap(tokens, e.tokens), e) for e in self.entries]
-        scored = [s for s in scored if s[0] > 0]
-        scored.sort(key=lambda s: s[0], reverse=True)
-        return scored[:NEAR_DUPLICATE_TOP], normalized_identity(text)
+    def nearest(self, tokens: frozenset[str]) -> list[_Near]:
+        """The top 10 by Dice overlap (> 0), ties in the facts' (created_at, id) order, as a full scan
+        of the character's facts in that order kept them."""
+        size = len(tokens)
+        scored = [
+            (2 * shared / (size + other), pk)
+            for pk, other, shared in shared_token_counts(character_id=self.character_id, tokens=tokens)
+        ]
+        if not scored:
+            return []
+        scored.sort(reverse=True)
+        # Only the facts tied with the 10th score need their dates to be ordered.
+        cutoff = scored[min(NEAR_DUPLICATE_TOP, len(scored)) - 1][0]
+        score_of = {pk: score for score, pk in scored if score >= cutoff}
+        texts: dict[int, str] = {}
+        created: dict[int, datetime] = {}
+        if len(score_of) <= NEAR_DUPLICATE_TOP:
+            rows = Fact.objects.filter(pk__in=list(score_of)).order_by()
+            for pk, created_at, text in rows.values_list("pk", "created_at", "text"):
+                created[pk], texts[pk] = created_at, text
+        else:  # many ties: order them by date first, then read the texts of the ten kept
+            pks = list(score_of)
+            for i in range(0, len(pks), 900):
+                chunk = Fact.objects.filter(pk__in=pks[i : i + 900]).order_by()
+                created.update(chunk.values_list("pk", "created_at"))
+        top = sorted(score_of, key=lambda pk: (-score_of[pk], created[pk], pk))[:NEAR_DUPLICATE_TOP]
+        if not texts:
+            texts = dict(Fact.objects.filter(pk__in=top).order_by().values_list("pk", "text"))
+        return [_Near(score_of[pk], pk, normalized_identity(texts[pk])) for pk in top]
+
+    def add(self, fact: Fact, tokens: frozenset[str]) -> None:
+        """Save a new fact together with its index entries."""
+        fact.dedup_tokens = tokens_field(tokens)
+        fact.dedup_key = dedup_key_for(self.stop_names)
+        fact.save(force_insert=True)
+        token_rows_insert(token_rows(character_id=self.character_id, fact_pk=fact.pk, tokens=tokens))
 
 
 def _persist_one(
     *, character_id: int, draft: FactDraft, known: _KnownFacts, created_at: datetime, report: PersistReport
 ) -> None:
-    existing_pk = known.by_hash.get(draft.hash)
+    existing_pk = known.by_hash(draft.hash)
     if existing_pk is not None:
         report.skipped_exact += 1
         if draft.source == Fact.Source.USER_OBSERVATION and _upgrade_source(existing_pk):
             report.upgraded.append(Fact.objects.get(pk=existing_pk).fact_id)
         return
-    nearest, identity = known.nearest(draft.text)
-    if any(entry.identity == identity for _, entry in nearest):
+    tokens = known.tokens(draft.text)
+    nearest = known.nearest(tokens)
+    identity = normalized_identity(draft.text)
+    if any(near.identity == identity for near in nearest):
         # Only an identical normalised text is dropped; anything merely similar goes to the arbiter.
         report.skipped_identical += 1
         return
     fact = fact_from_draft(character_id=character_id, draft=draft, created_at=created_at)
-    fact.save(force_insert=True)
+    known.add(fact, tokens)
     event_append(character_id=character_id, event_type="fact.added", payload=fact_to_file_dict(fact))
-    known.add(fact)
     report.created.append(fact)
-    if nearest and nearest[0][0] >= NEAR_DUPLICATE_OVERLAP:
-        existing = Fact.objects.get(pk=nearest[0][1].pk)
+    if nearest and nearest[0].score >= NEAR_DUPLICATE_OVERLAP:
+        existing = Fact.objects.get(pk=nearest[0].pk)
         if dedup_pair_queue(character_id=character_id, candidate=fact, existing=existing, cosine=None):
             report.queued_pairs += 1
 
@@ -160,6 +205,8 @@ def dedup_pair_queue(
         character_id=character_id,
         candidate=candidate,
         existing=existing,
+        candidate_fact_id=candidate.fact_id,
+        existing_fact_id=existing.fact_id,
         candidate_text=candidate.text,
         existing_text=existing.text,
         entity=candidate.entity,

@@ -7,14 +7,20 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services.records import fact_hash
+from facts.services.tokens import fact_index_add, fact_index_forget
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 
 
 def fact_text_set(*, fact: Fact, text: str) -> None:
-    """Rewrite a fact's text in memory; the stale vector is dropped so the backfill re-embeds it."""
+    """Rewrite a fact's text in memory; the stale vector is dropped so the backfill re-embeds it.
+
+    The near-duplicate index entry goes too: call ``fact_index_add`` after saving (or leave it to the
+    next store, which re-indexes unindexed rows).
+    """
     fact.text = text
     fact.hash = fact_hash(text)
+    fact_index_forget(fact)
     fact.embedding = ""
     fact.embedding_text_sha256 = ""
     fact.embedding_model_id = ""
@@ -25,9 +31,10 @@ def fact_update(
 ) -> Fact:
     """Edit one fact; raises Fact.DoesNotExist when it is not the character's."""
     with transaction.atomic():
-        lock_character(character_id)
+        character = lock_character(character_id)
         fact = Fact.objects.select_for_update().get(character_id=character_id, fact_id=fact_id)
-        if text is not None and text != fact.text:
+        text_changed = text is not None and text != fact.text
+        if text is not None and text_changed:
             fact_text_set(fact=fact, text=text)
         if importance is not None:
             if not 1 <= importance <= 10:
@@ -35,6 +42,8 @@ def fact_update(
             fact.importance = importance
         fact.updated_at = timezone.now()
         fact.save()
+        if text_changed:
+            fact_index_add(fact=fact, stop_names=character.stop_names)
         character_memory_changed(character_id=character_id)
     return fact
 

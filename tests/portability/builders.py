@@ -96,3 +96,33 @@ def time_indexed_rows(path: Path) -> list[tuple[str, str, datetime]]:
         return [(s, m, datetime.fromisoformat(ts)) for s, m, ts in rows]
     finally:
         db.close()
+
+
+def write_pending_pairs(folder: Path) -> list[dict[str, Any]]:
+    """``facts_pending_dedup.json`` (reference §2.6) over the folder's facts: a text pair (cosine null),
+    vector pairs, a scoped one, and one whose existing fact is no longer in either file."""
+    facts = [
+        *json.loads((folder / "facts.json").read_text(encoding="utf-8")),
+        *json.loads((folder / "facts_archive.json").read_text(encoding="utf-8")),
+    ]
+    pairs: list[dict[str, Any]] = []
+    for i in range(4):
+        candidate, existing = facts[2 * i + 1], facts[2 * i]
+        pairs.append(
+            {
+                "candidate_id": candidate["id"],
+                "existing_id": existing["id"],
+                "candidate_text": candidate["text"],
+                "existing_text": existing["text"],
+                "entity": candidate["entity"],
+                "subject_key": "group:42" if i == 2 else None,
+                "scope": "group" if i == 2 else None,
+                "cosine": None if i == 0 else 0.86 + i / 100,
+                "queued_at": f"2023-05-0{i + 1}T10:00:00" + (f".{i}00000" if i else ""),
+            }
+        )
+    pairs.append({**pairs[1], "existing_id": "fact_20230101000000_deadbeef", "existing_text": "已删除的事实"})
+    (folder / "facts_pending_dedup.json").write_text(
+        json.dumps(pairs, ensure_ascii=False, indent=2), encoding="utf-8"
+    )
+    return pairs
