@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,30 +119,41 @@ def embedding_backfill(
         return report
     started = time.monotonic()
     todo = facts_needing_vectors(character_id=character_id, embedder=embedder, limit=limit)
+    # Similar lengths together: less padding per ONNX batch (the graph pads to the longest string).
+    todo.sort(key=lambda row: len(row[1]))
+    chunks = [todo[offset : offset + batch] for offset in range(0, len(todo), batch)]
     new_pks: list[int] = []
-    for offset in range(0, len(todo), batch):
-        chunk = todo[offset : offset + batch]
-        try:
-            vectors = embedder.embed([text for _, text in chunk])
-        except EmbeddingError:
-            logger.warning("embedding backfill stopped: the model failed (vectors are now off)")
-            break
-        table = connection.ops.quote_name(Fact._meta.db_table)
-        params = [
-            (encode_vector(vec), text_fingerprint(text), embedder.model_id, pk)
-            for (pk, text), vec in zip(chunk, vectors, strict=True)
-        ]
-        with transaction.atomic(), connection.cursor() as cursor:
-            # One prepared UPDATE per row: Django's bulk_update builds a CASE per column, which is
-            # several times slower for 512 rows of 1 KB vectors.
-            cursor.executemany(
-                f"UPDATE {table} SET embedding = %s, embedding_text_sha256 = %s, "
-                "embedding_model_id = %s WHERE id = %s",
-                params,
-            )
-            character_memory_changed(character_id=character_id)
-        new_pks.extend(pk for pk, _ in chunk)
-        report.embedded += len(chunk)
+    table = connection.ops.quote_name(Fact._meta.db_table)
+    # The model embeds chunk i + 1 on its own threads while this thread writes chunk i.
+    with ThreadPoolExecutor(1, thread_name_prefix="backfill-embed") as ahead:
+        pending = ahead.submit(embedder.embed, [text for _, text in chunks[0]]) if chunks else None
+        for i, chunk in enumerate(chunks):
+            assert pending is not None
+            try:
+                vectors = pending.result()
+            except EmbeddingError:
+                logger.warning("embedding backfill stopped: the model failed (vectors are now off)")
+                break
+            pending = None
+            if i + 1 < len(chunks):
+                pending = ahead.submit(embedder.embed, [text for _, text in chunks[i + 1]])
+            params = [
+                (encode_vector(vec), text_fingerprint(text), embedder.model_id, pk)
+                for (pk, text), vec in zip(chunk, vectors, strict=True)
+            ]
+            with transaction.atomic(), connection.cursor() as cursor:
+                # One prepared UPDATE per row: Django's bulk_update builds a CASE per column, which is
+                # several times slower for 512 rows of 1 KB vectors.
+                cursor.executemany(
+                    f"UPDATE {table} SET embedding = %s, embedding_text_sha256 = %s, "
+                    "embedding_model_id = %s WHERE id = %s",
+                    params,
+                )
+                character_memory_changed(character_id=character_id)
+            new_pks.extend(pk for pk, _ in chunk)
+            report.embedded += len(chunk)
+        if pending is not None:
+            pending.cancel()
     if queue_pairs and new_pks:
         report.pairs_queued = _queue_pairs(character_id=character_id, new_pks=new_pks, embedder=embedder)
     report.seconds = time.monotonic() - started

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from nekomem.embeddings import Embedder
+from nekomem.embeddings.service import trim_heap
 from recall.engine import RecallIndex
 from recall.selectors import character_memory_version, recall_pools
 
@@ -40,9 +41,16 @@ _lock = threading.Lock()
 _build_locks: dict[int, threading.Lock] = {}
 
 
-def recall_index(*, character_id: int, stop_names: list[str], embedder: Embedder | None) -> RecallIndex:
-    """The character's index, rebuilt when its memory version or the vector model changed."""
-    version = character_memory_version(character_id=character_id)
+def recall_index(
+    *, character_id: int, stop_names: list[str], embedder: Embedder | None, version: int | None = None
+) -> RecallIndex:
+    """The character's index, rebuilt when its memory version or the vector model changed.
+
+    ``version`` is the ``memory_version`` the caller read (before this call) with the character;
+    without it, it is read here.
+    """
+    if version is None:
+        version = character_memory_version(character_id=character_id)
     if version is None:
         return RecallIndex([])
     model_id = embedder.model_id if embedder is not None else None
@@ -66,12 +74,14 @@ def recall_index(*, character_id: int, stop_names: list[str], embedder: Embedder
             stop_names=stop_names,
             dim=embedder.dim if embedder is not None else None,
         )
+        trim_heap()  # the build's temporaries, or a large index keeps them resident
         logger.info(
-            "recall index built character=%s rows=%d version=%d ms=%d",
+            "recall index built character=%s rows=%d version=%d ms=%d mb=%.1f",
             character_id,
             len(index),
             version,
             (time.monotonic() - started) * 1000,
+            index.nbytes / 1e6,
         )
         with _lock:
             _cache[character_id] = _Entry(version=version, model_id=model_id, stop_names=names, index=index)

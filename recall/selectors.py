@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,12 +94,36 @@ PoolReader = Callable[..., Iterator[Candidate]]
 RECALL_POOLS: tuple[PoolReader, ...] = (fact_candidates,)
 
 
-def recall_pools(*, character_id: int, embedder: Embedder | None) -> list[Candidate]:
-    return [c for reader in RECALL_POOLS for c in reader(character_id=character_id, embedder=embedder)]
+def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
+    """Every pool's candidates, streamed: the index consumes them one by one (no 100k-row list)."""
+    for reader in RECALL_POOLS:
+        yield from reader(character_id=character_id, embedder=embedder)
 
 
 def character_by_name(*, name: str) -> Character | None:
     return Character.objects.filter(name=name).first()
+
+
+@dataclass(frozen=True)
+class RecallCharacter:
+    pk: int
+    memory_version: int
+    stop_names: list[str]
+
+
+def recall_character(*, name: str) -> RecallCharacter | None:
+    """What a recall request needs of its character, in one indexed query (no model instance)."""
+    row = (
+        Character.objects.filter(name=name)
+        .values_list("pk", "memory_version", "master_name", "master_nicknames")
+        .first()
+    )
+    if row is None:
+        return None
+    pk, version, master_name, nicknames = row
+    # The same list as ``Character.stop_names``.
+    names = [name, master_name, *(nicknames if isinstance(nicknames, list) else [])]
+    return RecallCharacter(pk=pk, memory_version=int(version), stop_names=[n for n in names if n])
 
 
 def character_memory_version(*, character_id: int) -> int | None:

@@ -15,13 +15,12 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from nekomem.characters.models import Character
 from nekomem.embeddings import EmbeddingError, get_embedder
 from nekomem.timewindows import TimeWindow, parse_time_window
 from recall import engine
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
-from recall.selectors import character_by_name
+from recall.selectors import recall_character
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ def _query_vector(query: str, config: RecallConfig) -> tuple[Any, np.ndarray | N
     if embedder is None:
         return None, None
     try:
-        return embedder, embedder.embed([query])[0]
+        return embedder, embedder.embed_query(query)
     except EmbeddingError:
         logger.warning("query embedding failed; recall continues with BM25 only")
         return None, None
@@ -96,14 +95,19 @@ def recall_query(*, name: str, request: RecallRequest, now: datetime | None = No
     if request.time:
         body["time"] = request.time
         window = parse_time_window(request.time, now=now, tz=settings.TIME_ZONE)
-    character: Character | None = character_by_name(name=name)
+    character = recall_character(name=name)
     hits: list[Hit] = []
     candidates_total = 0
     mode = "empty"
     if character is not None and (query or window is not None):
         # Time alone needs no vectors; build (or reuse) the index with the model the query path uses.
         embedder, qvec = _query_vector(query, config) if query else (get_embedder(), None)
-        index = recall_index(character_id=character.pk, stop_names=character.stop_names, embedder=embedder)
+        index = recall_index(
+            character_id=character.pk,
+            stop_names=character.stop_names,
+            embedder=embedder,
+            version=character.memory_version,
+        )
         candidates_total = len(index)
         if window is not None and not query:
             mode = "time"

@@ -276,3 +276,36 @@ def test_concurrent_first_calls_load_the_model_once(settings) -> None:
     assert len(got) == 4
     assert got[0] is not None
     assert all(e is got[0] for e in got)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_query_vectors_are_cached_per_loaded_model(settings) -> None:
+    settings.EMBEDDING_MODEL_DIR = MODEL_DIR
+    settings.EMBEDDING_PROFILE = ""
+    first = get_embedder()
+    assert first is not None
+    text = "主人上周末去哪里爬山了？"
+    vector = first.embed_query(text)
+    np.testing.assert_allclose(vector, first.embed([text])[0], atol=1e-5)
+    assert first.embed_query(text) is vector and not vector.flags.writeable  # cached, read-only
+    # A reload (another model, or the same after a restart) starts with an empty cache.
+    service.reset_for_tests()
+    second = get_embedder()
+    assert second is not None and second is not first
+    assert second.embed_query(text) is not vector
+
+
+@needs_model(MINILM_L6_INT8.name)
+def test_another_model_never_sees_the_first_models_cached_query() -> None:
+    muse = Embedder.load(MUSE_V3_INT8.name, MODEL_DIR)
+    minilm = Embedder.load(MINILM_L6_INT8.name, MODEL_DIR)
+    assert muse.embed_query("green tea").shape == (512,)
+    assert minilm.embed_query("green tea").shape == (384,)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_batches_on_parallel_calls_agree_with_one_call_at_a_time() -> None:
+    texts = [f"第{i}条记忆：主人喜欢{'喝茶' if i % 2 else '跑步'}" + "。" * (i % 7) for i in range(100)]
+    parallel = Embedder.load(MUSE_V3_INT8.name, MODEL_DIR, threads=2)
+    serial = Embedder.load(MUSE_V3_INT8.name, MODEL_DIR, threads=1)
+    np.testing.assert_allclose(parallel.embed(texts), serial.embed(texts), atol=1e-5)

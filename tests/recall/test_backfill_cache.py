@@ -108,3 +108,29 @@ def test_cache_follows_changes_made_by_another_connection(tmp_path: Path) -> Non
     entry = index_cache._cache[character.pk]
     recall_query(name="小雪", request=RecallRequest(query="绿茶"))
     assert index_cache._cache[character.pk] is entry
+
+
+def test_backfill_in_several_chunks_matches_one_chunk(character: Character) -> None:
+    # Chunks are embedded one ahead of the writes; every row still gets its own text's vector.
+    embedder = get_embedder()
+    assert embedder is not None
+    assert embedding_backfill(character_id=character.pk, batch=1, queue_pairs=False).embedded == 4
+    for fact in Fact.objects.filter(character=character):
+        vector = stored_vector(
+            vector=fact.embedding,
+            text_sha256=fact.embedding_text_sha256,
+            model_id=fact.embedding_model_id,
+            text=fact.text,
+            embedder=embedder,
+        )
+        assert vector is not None
+        assert float(vector.astype("float32") @ embedder.embed([fact.text])[0]) > 0.99
+
+
+def test_an_idle_tick_does_not_load_the_model(character: Character) -> None:
+    from nekomem.embeddings import service
+
+    embedding_backfill(character_id=character.pk, queue_pairs=False)
+    service.reset_for_tests()
+    assert embedding_backfill_tick() == 0
+    assert service.status()["state"] == "init"  # nothing to embed: the model was never loaded

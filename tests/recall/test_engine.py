@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
@@ -172,3 +172,75 @@ def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:
         want = [h.candidate.id for h in exact.search("q", config=vector_only, query_vector=query)]
         assert got[0] == want[0] == f"f{i}"
         assert len(set(got) & set(want)) >= 7
+
+
+def test_bm25_scores_equal_bm25s_on_the_original_scale() -> None:
+    # bm25s (Lucene) is the reference implementation; it leaves out the (k1 + 1) factor we keep.
+    import bm25s
+
+    docs = ["我喜欢吃苹果", "苹果和香蕉都是水果 苹果", "Alice likes green tea", "green tea", "", "tea cake"]
+    tokenize = engine.LEXICAL_VIEWS["original"]
+    corpus = [tokenize(d, ()) for d in docs]
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in corpus]
+    reference = bm25s.BM25(k1=engine.BM25_K1, b=engine.BM25_B, method="lucene")
+    reference.index((ids, {**vocab, "": len(vocab)}), show_progress=False)
+    view = Bm25View(tokenize, docs, [])
+    for query in ("苹果", "green tea", "tea cake 香蕉", "nothing"):
+        wanted = [vocab[t] for t in dict.fromkeys(tokenize(query, ())) if t in vocab]
+        want = reference.get_scores(wanted) * (engine.BM25_K1 + 1) if wanted else np.zeros(len(docs))
+        assert view.scores(query) == pytest.approx(want, rel=1e-5, abs=1e-7)
+
+
+def test_the_compact_store_gives_back_every_field() -> None:
+    aware = datetime(2026, 5, 1, 20, 30, 15, 123456, tzinfo=timezone(timedelta(hours=8)))
+    naive = datetime(2026, 5, 2, 9, 0)
+    rows = [
+        Candidate(id="a", text="主人喜欢喝绿茶 🍵", tier="fact", entity="master", created_at=aware),
+        Candidate(
+            id="b" * 40,
+            text="lone \ud800 surrogate",
+            tier="fact_archive",
+            entity="neko",
+            created_at=T0,
+            event_start_at=naive,
+            event_end_at=None,
+            subject_kind="user",
+            subject_id="u1",
+            scope="group",
+            evidence_score=1.5,
+        ),
+    ]
+    rows += [cand(i, f"row {i} " + "长" * (i % 50)) for i in range(100)]  # several compressed blocks
+    index = RecallIndex(iter(rows))  # a generator is enough: the index is built in one pass
+    assert index.candidates == rows
+    created = index.candidates[0].created_at
+    assert created is not None and created.utcoffset() == timedelta(0)  # same instant, read back in UTC
+
+
+def test_a_pool_whose_first_rows_have_no_vector_still_gets_vectors() -> None:
+    rows = [cand(1, "green tea"), cand(2, "black coffee", vector=np.array([0.0, 2.0])), cand(3, "tea")]
+    index = RecallIndex(rows)
+    assert index.dim == 2 and index.has_vector.tolist() == [False, True, False]
+    hits = index.search("coffee", config=engine.VECTORS_ONLY, query_vector=np.array([0.0, 1.0]))
+    assert [h.candidate.id for h in hits] == ["f2"] and hits[0].paths["cosine"].score == pytest.approx(1.0)
+
+
+def test_large_pool_compact_vectors_score_like_exact_cosine(monkeypatch) -> None:
+    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 100)
+    rng = np.random.default_rng(11)
+    basis = rng.normal(size=(24, 128))
+    vectors = (rng.normal(size=(2000, 24)) @ basis + 0.5 * rng.normal(size=(2000, 128))).astype(np.float32)
+    index = RecallIndex([cand(i, f"row{i}", vector=v) for i, v in enumerate(vectors)])
+    assert index.matrix is None and index.q8 is not None and index.q8.dtype == np.int8
+    assert index.coarse is not None and index.coarse.dtype == np.int8
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    for i in range(0, 2000, 97):
+        query = unit[i] + 0.2 * rng.normal(size=128).astype(np.float32)
+        query /= np.linalg.norm(query)
+        exact = unit @ query
+        got = index._cosine(query, np.ones(2000, dtype=bool), [])
+        rescored = np.flatnonzero(got > -1)
+        assert np.abs(got[rescored] - exact[rescored]).max() < 0.01  # int8 rows: error ≈ 1e-3
+        top = np.argsort(-exact)[:20]
+        assert len(set(top) & set(rescored)) == 20  # the coarse pass keeps every true top-20 row
