@@ -13,6 +13,7 @@ count is reached. Prints one table row per backend.
 from __future__ import annotations
 
 import argparse
+import collections
 import http.client
 import itertools
 import json
@@ -60,6 +61,10 @@ class Result:
     latencies_ms: list[float]
     errors: int
     stored_messages: int
+    cpu: dict[str, float]
+
+    def cpu_ms_per_turn(self) -> dict[str, float]:
+        return {role: seconds * 1000 / self.turns for role, seconds in self.cpu.items() if seconds > 0}
 
     def row(self) -> list[str]:
         lat = sorted(self.latencies_ms)
@@ -103,6 +108,42 @@ class Client:
         self.conn.close()
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_by_role(group: int) -> dict[str, float]:
+    """CPU seconds so far of the server's processes (by role), the database and this client.
+
+    Read from /proc, so the split shows where a turn's CPU goes on this machine: the server group
+    (gunicorn workers, the django-q2 cluster), PostgreSQL / Redis processes and the client itself.
+    """
+    totals: dict[str, float] = collections.defaultdict(float)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        seconds = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        if int(pid) == os.getpid():
+            totals["client"] += seconds
+        elif int(fields[2]) == group:  # the process group of `serve`
+            role = "cluster" if "qcluster" in cmdline else "gunicorn" if "gunicorn" in cmdline else "serve"
+            totals[role] += seconds
+        elif cmdline.startswith("postgres"):
+            totals["postgres"] += seconds
+        elif "redis-server" in cmdline:
+            totals["redis"] += seconds
+    # Interrupt time (mostly the loopback TCP of our own round trips) belongs to no process; what
+    # remains of the machine's busy time is someone else's load, which makes a run incomparable.
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    totals["irq"] = (ticks[5] + ticks[6]) / _CLOCK_TICKS
+    busy = (sum(ticks[:8]) - ticks[3] - ticks[4]) / _CLOCK_TICKS
+    totals["other"] = busy - sum(totals.values())
+    return totals
+
+
 def run_clients(
     port: int, bodies: list[dict[str, Any]], clients: int, characters: int, prefix: str
 ) -> tuple[float, list[float], int]:
@@ -140,16 +181,20 @@ def bench_backend(
     server.extra_env.update(dict(item.split("=", 1) for item in args.env))
     server.start()
     run_clients(server.port, bodies[: args.warmup], args.clients, args.characters, "warm")
+    assert server.process is not None
+    cpu_before = _cpu_by_role(server.process.pid)
     wall, latencies, errors = run_clients(
         server.port, bodies[: args.turns], args.clients, args.characters, "bench"
     )
+    cpu_after = _cpu_by_role(server.process.pid)
+    cpu = {role: cpu_after[role] - cpu_before.get(role, 0.0) for role in cpu_after}
     assert server.database is not None
     stored = server.database.query(
         "SELECT COUNT(*) FROM recent_rawmessage r JOIN characters_character c ON c.id = r.character_id "
         "WHERE c.name LIKE %s",
         ["bench%"],
     )[0][0]
-    return Result(backend, args.turns, wall, latencies, errors, int(stored))
+    return Result(backend, args.turns, wall, latencies, errors, int(stored), cpu)
 
 
 def print_table(results: list[Result], args: argparse.Namespace) -> None:
@@ -164,6 +209,9 @@ def print_table(results: list[Result], args: argparse.Namespace) -> None:
         print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |")
         if i == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in results:
+        split = ", ".join(f"{role} {ms:.2f}" for role, ms in sorted(r.cpu_ms_per_turn().items()))
+        print(f"CPU ms per turn ({r.backend}, whole machine, timed phase): {split}")
     for r in results:
         if r.stored_messages != 2 * r.turns:
             print(f"WARNING {r.backend}: {r.stored_messages} raw rows stored for {r.turns} turns")

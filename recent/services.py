@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_character, settle_lock
+from nekomem.characters.locks import lock_character, lock_character_update, settle_lock, settled_transaction
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_get_or_create
 from nekomem.errors import Conflict
@@ -66,13 +66,13 @@ def raw_log_append(*, character_id: int, messages: list[dict[str, Any]], timesta
     return session_id
 
 
-def _mark_activity(*, character: Character, messages: list[dict[str, Any]], language: str | None) -> None:
+def _activity_fields(*, messages: list[dict[str, Any]], language: str | None) -> dict[str, Any]:
     fields: dict[str, Any] = {"last_activity_at": timezone.now()}
     if language:
         fields["language"] = language[:16]
     if any(m["type"] == "human" for m in messages):
         fields["review_clean"] = False
-    Character.objects.filter(pk=character.pk).update(**fields)
+    return fields
 
 
 def recent_window_replace(
@@ -109,7 +109,7 @@ def turn_record(
     language: str | None,
     append_recent: bool = True,
     compress: CompressMode = "never",
-) -> Character:
+) -> int:
     """Persist one finished turn atomically: recent window, raw log and post-turn op, or nothing.
 
     ``/cache``, ``/process`` and ``/renew`` append to the window; ``/settle`` only journals the
@@ -119,37 +119,50 @@ def turn_record(
     compression (the chat must not wait for an LLM); ``/renew`` summarises while still holding the
     settle lock, so the ``/new_dialog`` that follows it waits for the memo. Every compressing route
     then considers a history review, which always runs in the background.
+
+    Returns the character's id.
     """
-    character = character_get_or_create(name=name)
+    # Only the id is needed: reading it alone skips building a Character (and decoding its JSON
+    # card fields) on every turn. A first turn for a name creates the character as before.
+    character_id = Character.objects.filter(name=name).values_list("pk", flat=True).first()
+    if character_id is None:
+        character_id = character_get_or_create(name=name).pk
     inline_failed = False
-    with settle_lock(character.pk):
-        _turn_write(character=character, messages=messages, language=language, append_recent=append_recent)
-        if compress == "inline":
-            inline_failed = not compress_inline(character_id=character.pk)
+    write: dict[str, Any] = {"messages": messages, "language": language, "append_recent": append_recent}
+    if compress == "inline":
+        with settle_lock(character_id):
+            with transaction.atomic():
+                _turn_write(character_id=character_id, **write)
+            inline_failed = not compress_inline(character_id=character_id)
+    else:
+        # The settle lock is needed only for the write transaction itself: take it scoped to that
+        # transaction (one round trip on PostgreSQL instead of a lock and an unlock).
+        with settled_transaction(character_id):
+            _turn_write(character_id=character_id, **write)
     # Outside the settle lock: a job's task may run right away (django-q sync mode) and its splice
     # takes the lock itself.
     if compress == "background" or inline_failed:
-        compress_request(character_id=character.pk)
+        compress_request(character_id=character_id)
     if compress != "never":
-        review_maybe_spawn(character_id=character.pk)
-    return character
+        review_maybe_spawn(character_id=character_id)
+    return character_id
 
 
 def _turn_write(
-    *, character: Character, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+    *, character_id: int, messages: list[dict[str, Any]], language: str | None, append_recent: bool
 ) -> None:
-    with transaction.atomic():
-        lock_character(character.pk)
-        _mark_activity(character=character, messages=messages, language=language)
-        if not messages:
-            return
-        if append_recent:
-            recent_messages_append(character_id=character.pk, messages=messages)
-        session_id = raw_log_append(character_id=character.pk, messages=messages, timestamp=timezone.now())
-        payload: dict[str, Any] = {"messages": messages, "session_id": session_id}
-        if language:
-            payload["language"] = language
-        outbox_op_register(character_id=character.pk, op_type=POST_TURN_OP, payload=payload)
+    """The turn's one transaction; the caller holds the settle lock and has opened the transaction."""
+    # The activity UPDATE is the row lock (one statement instead of SELECT … FOR UPDATE + UPDATE).
+    lock_character_update(character_id, **_activity_fields(messages=messages, language=language))
+    if not messages:
+        return
+    if append_recent:
+        recent_messages_append(character_id=character_id, messages=messages)
+    session_id = raw_log_append(character_id=character_id, messages=messages, timestamp=timezone.now())
+    payload: dict[str, Any] = {"messages": messages, "session_id": session_id}
+    if language:
+        payload["language"] = language
+    outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
 
 
 # --- idle maintenance ----------------------------------------------------------------------------------

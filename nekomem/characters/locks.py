@@ -11,6 +11,10 @@ Two locks, always taken in this order:
    UPDATE`` on the character; on SQLite every write transaction is ``BEGIN IMMEDIATE`` (see
    settings), so the database write lock already serialises writers and this is a plain read.
    Layer rows are locked after it, each ordered by primary key.
+
+``settled_transaction`` takes both for a critical section that is exactly one transaction (a
+``/cache`` turn), and ``lock_character_update`` takes the row lock with the UPDATE the caller
+needs anyway: the chat write path is the hot path, and every statement there is a round trip.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from nekomem.characters.models import Character
 
@@ -34,6 +38,21 @@ def lock_character(character_id: int) -> Character:
     if not connection.in_atomic_block:
         raise RuntimeError("lock_character must be called inside transaction.atomic")
     return Character.objects.select_for_update().get(pk=character_id)
+
+
+def lock_character_update(character_id: int, **fields: object) -> None:
+    """Lock one character row by updating ``fields`` on it, until the surrounding transaction ends.
+
+    One statement instead of ``lock_character`` plus an UPDATE. On PostgreSQL the UPDATE takes the
+    row lock ``FOR NO KEY UPDATE``, which conflicts with every other ``lock_character`` (``FOR
+    UPDATE``) and with itself, so writers serialise exactly as before.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_character_update must be called inside transaction.atomic")
+    if not fields:
+        raise ValueError("lock_character_update needs at least one field to update")
+    if Character.objects.filter(pk=character_id).update(**fields) != 1:
+        raise Character.DoesNotExist(f"character {character_id} does not exist")
 
 
 def _lock_file_path(character_id: int) -> str:
@@ -61,6 +80,29 @@ def settle_lock(character_id: int) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+@contextmanager
+def settled_transaction(character_id: int) -> Iterator[None]:
+    """``settle_lock`` and ``transaction.atomic`` for a critical section that is one transaction.
+
+    On PostgreSQL the settle lock is then taken transaction-scoped (``pg_advisory_xact_lock``, the
+    same lock space as ``settle_lock``'s session lock, so the two exclude each other) as the
+    transaction's first statement and released by its COMMIT or ROLLBACK: one round trip instead of
+    a lock and an unlock, and no window where the lock is held with nothing written yet. On SQLite
+    it is ``settle_lock``'s flock around the immediate transaction, in the usual order.
+
+    Not for a caller that already holds the character's ``settle_lock`` (a second flock on SQLite
+    would wait for the first): such a caller uses ``transaction.atomic`` directly.
+    """
+    if connection.vendor == "postgresql":
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_ADVISORY_NAMESPACE, character_id])
+            yield
+        return
+    with settle_lock(character_id), transaction.atomic():
+        yield
 
 
 def wait_for_settled(name: str) -> Character | None:

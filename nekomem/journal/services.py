@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -92,11 +93,42 @@ def outbox_op_register(*, character_id: int, op_type: str, payload: dict[str, An
     return op
 
 
+_broker_lock = threading.Lock()
+_broker: Any = None
+
+
+def _outbox_broker() -> Any:
+    """One django-q2 broker per process, shared by its threads.
+
+    ``async_task`` without a broker builds a new one per call; on Redis that is a new client, a new
+    TCP connection and its handshake for every chat turn. The Redis client's pool is thread-safe
+    and notices a fork; the ORM broker works through Django's per-thread connections.
+    """
+    global _broker
+    if _broker is None:
+        with _broker_lock:
+            if _broker is None:
+                from django_q.brokers import get_broker
+
+                _broker = get_broker()
+    return _broker
+
+
 def outbox_op_enqueue(*, op_id: UUID) -> None:
     from django_q.tasks import async_task
 
     try:
-        async_task(OUTBOX_TASK, str(op_id), task_name=f"outbox-{op_id}", group="outbox")
+        async_task(
+            OUTBOX_TASK,
+            str(op_id),
+            task_name=f"outbox-{op_id}",
+            group="outbox",
+            broker=_outbox_broker(),
+            # The op row records completion (status, done_at), so a successful run is not also saved
+            # as a django-q result: with save_limit that save reads back every kept result under a
+            # row lock to prune one, most of the cluster's CPU per turn. Failures are still saved.
+            save=False,
+        )
     except Exception:
         # The op is durable; the periodic sweep enqueues it again, so a broker hiccup loses nothing.
         logger.exception("could not enqueue outbox op %s; the sweep will retry it", op_id)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import transaction
+from django_q.models import Task
 
 from nekomem.journal import services
 from nekomem.journal.models import OutboxOp
@@ -59,6 +60,8 @@ def test_commit_enqueues_and_the_task_runs_the_op_to_done(step_calls, django_cap
     op.refresh_from_db()
     assert op.status == OutboxOp.Status.DONE and op.done_at is not None
     assert step_calls[0] == [{"n": 7}]
+    # The op row is the record of a successful run; django-q keeps no result row for it.
+    assert not Task.objects.exists()
 
 
 def test_running_a_done_op_again_does_nothing(step_calls):
