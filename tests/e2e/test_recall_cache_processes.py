@@ -29,7 +29,7 @@ FACTS = [
 def write_facts(root: Path) -> None:
     folder = root / CHARACTER
     folder.mkdir(parents=True)
-    facts = [
+    facts: list[dict[str, object]] = [
         {
             "id": fact_id,
             "text": text,
@@ -53,7 +53,7 @@ def write_facts(root: Path) -> None:
 
 def recalled_texts(port: int, query: str) -> list[str]:
     answer = http_call(port, "POST", f"/query_memory/{CHARACTER}", {"query": query})
-    assert answer.status == 200, answer.text()
+    assert answer.status == 200, answer.text
     assert "error_code" not in answer.json()
     return [row["text"] for row in answer.json()["results"]]
 
@@ -85,7 +85,7 @@ def test_an_edit_through_one_server_invalidates_the_other_servers_index(tmp_path
                 f"/api/v1/characters/{CHARACTER}/facts/{FACTS[0][0]}/",
                 {"text": "主人养了一只柴犬，名字叫豆豆"},
             )
-            assert edited.status == 200, edited.text()
+            assert edited.status == 200, edited.text
         finally:
             server_b.stop()
 
