@@ -5,9 +5,10 @@ import ipaddress
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
-from nekomem.runtime.state import current_block
+from nekomem.http import json_ok
+from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
 
@@ -15,6 +16,20 @@ RESTRICTED_MODE_ALLOWED = frozenset(
     {"/health", "/shutdown", "/internal/storage/startup/continue", "/internal/storage/startup/block"}
 )
 BLOCKED_MESSAGE = "记忆存储尚未就绪（启动中或已被锁定），请稍后再试。"
+
+
+def blocked_response(block: Block) -> HttpResponse:
+    """The reference's 409 body for a request refused in restricted mode."""
+    return json_ok(
+        {
+            "ok": False,
+            "error_code": "storage_startup_blocked",
+            "blocking_reason": block.reason,
+            "limited_mode": True,
+            "error": BLOCKED_MESSAGE,
+        },
+        status=409,
+    )
 
 
 class BodySizeLimitMiddleware:
@@ -27,10 +42,10 @@ class BodySizeLimitMiddleware:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse({"status": "error", "message": "invalid Content-Length"}, status=400)
+            return json_ok({"status": "error", "message": "invalid Content-Length"}, status=400)
         limit = settings.NEKOMEM_MAX_BODY_BYTES
         if length > limit:
-            return JsonResponse(
+            return json_ok(
                 {"status": "error", "error_code": "body_too_large", "message": f"body over {limit} bytes"},
                 status=413,
             )
@@ -55,13 +70,13 @@ class ClientAccessMiddleware:
             return self.get_response(request)
         token = settings.NEKOMEM_API_TOKEN
         if not token:
-            return JsonResponse(
+            return json_ok(
                 {"status": "error", "error_code": "forbidden", "message": "only loopback clients are served"},
                 status=403,
             )
         supplied = request.META.get("HTTP_AUTHORIZATION", "")
         if not hmac.compare_digest(supplied.encode(), f"Bearer {token}".encode()):
-            return JsonResponse(
+            return json_ok(
                 {"status": "error", "error_code": "unauthorized", "message": "missing or wrong bearer token"},
                 status=401,
             )
@@ -79,14 +94,5 @@ class RestrictedModeMiddleware:
             return self.get_response(request)
         block = current_block()
         if block is not None:
-            return JsonResponse(
-                {
-                    "ok": False,
-                    "error_code": "storage_startup_blocked",
-                    "blocking_reason": block.reason,
-                    "limited_mode": True,
-                    "error": BLOCKED_MESSAGE,
-                },
-                status=409,
-            )
+            return blocked_response(block)
         return self.get_response(request)

@@ -8,12 +8,12 @@ import os
 import signal
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from nekomem.http import BadRequestBody, json_error, read_json_object
-from nekomem.runtime.middleware import BLOCKED_MESSAGE
+from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
+from nekomem.runtime.middleware import blocked_response
 from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, storage_release
 
 
@@ -21,7 +21,7 @@ from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, sto
 def health(request: HttpRequest) -> HttpResponse:
     block = current_block()
     signature = hmac.new(settings.SECRET_KEY.encode(), f"memory:{INSTANCE_ID}".encode(), hashlib.sha256)
-    return JsonResponse(
+    return json_ok(
         {
             "status": "ok",
             "service": "memory",
@@ -36,10 +36,10 @@ def health(request: HttpRequest) -> HttpResponse:
 @require_POST
 def shutdown(request: HttpRequest) -> HttpResponse:
     if not settings.NEKOMEM_ALLOW_SHUTDOWN:
-        return JsonResponse({"ok": False, "status": "shutdown_disabled"}, status=403)
+        return json_ok({"ok": False, "status": "shutdown_disabled"}, status=403)
     # gunicorn's master is our parent: a TERM there stops every worker gracefully.
     os.kill(os.getppid(), signal.SIGTERM)
-    return JsonResponse({"ok": True, "status": "shutting_down"})
+    return json_ok({"ok": True, "status": "shutting_down"})
 
 
 @csrf_exempt
@@ -51,7 +51,7 @@ def storage_startup_block(request: HttpRequest) -> HttpResponse:
         return json_error(str(exc), status=422, error_code="invalid_request")
     reason = str(body.get("reason") or "storage_startup_blocked_after_init")
     storage_block(reason=reason)
-    return JsonResponse({"ok": True, "limited_mode": True, "blocking_reason": reason})
+    return json_ok({"ok": True, "limited_mode": True, "blocking_reason": reason})
 
 
 @csrf_exempt
@@ -59,14 +59,5 @@ def storage_startup_block(request: HttpRequest) -> HttpResponse:
 def storage_startup_continue(request: HttpRequest) -> HttpResponse:
     block = storage_release()
     if block is not None:
-        return JsonResponse(
-            {
-                "ok": False,
-                "error_code": "storage_startup_blocked",
-                "blocking_reason": block.reason,
-                "limited_mode": True,
-                "error": BLOCKED_MESSAGE,
-            },
-            status=409,
-        )
-    return JsonResponse({"ok": True, "limited_mode": False})
+        return blocked_response(block)
+    return json_ok({"ok": True, "limited_mode": False})

@@ -35,6 +35,7 @@ def assert_blocked(response, reason: str):
     assert body["blocking_reason"] == reason
     assert body["limited_mode"] is True
     assert body["error"]
+    assert body["error"].encode() in response.content  # readable UTF-8, not \u escapes
 
 
 @pytest.fixture
