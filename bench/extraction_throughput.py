@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
 import sys
 import tempfile
 import time
@@ -24,6 +23,8 @@ from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.scratch import django_on_scratch_database
 
 
 def main() -> None:
@@ -33,16 +34,9 @@ def main() -> None:
     parser.add_argument("--existing", type=int, nargs="*", default=[0, 1000, 10000, 100000])
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nekomem-extract-bench-"))
-    os.environ["DATABASE_URL"] = os.environ.get(
-        "NEKOMEM_BENCH_DATABASE_URL", f"sqlite:///{work / 'bench.sqlite3'}"
-    )
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
-    os.environ.setdefault("NEKOMEM_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
+    django_on_scratch_database(work)
     from django.conf import settings
-    from django.core.management import call_command
+    from django.db import connection
     from django.utils import timezone
 
     from facts.models import Fact
@@ -54,7 +48,6 @@ def main() -> None:
     from tests.support.dataset import conversation
     from tests.support.llm_server import Reply, ScriptedLLMServer, json_content
 
-    call_command("migrate", verbosity=0)
     counter = itertools.count()
 
     def answer(_: object) -> Reply:
@@ -96,7 +89,7 @@ def main() -> None:
     elapsed = time.perf_counter() - began
     created = Fact.objects.count()
     calls = len(server.requests)
-    print(f"database: {django.db.connection.vendor}")
+    print(f"database: {connection.vendor}")
     print("| ticks | LLM calls | facts stored | seconds | ticks/s | facts/s | ms/tick |")
     print("|------:|----------:|-------------:|--------:|--------:|--------:|--------:|")
     print(

@@ -14,7 +14,6 @@ import argparse
 import hashlib
 import io
 import json
-import os
 import sys
 import tempfile
 import time
@@ -22,6 +21,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.scratch import django_on_scratch_database
 
 NAME = "bench_cat"
 TOPICS = ["喜欢", "讨厌", "去过", "想去", "养了", "学会了", "loves", "visited", "plays", "fears"]
@@ -73,19 +74,12 @@ def main() -> None:
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="nekomem-import-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    os.environ["DATABASE_URL"] = os.environ.get(
-        "NEKOMEM_BENCH_DATABASE_URL", f"sqlite:///{work / 'bench.sqlite3'}"
-    )
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
-    os.environ.setdefault("NEKOMEM_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
+    django_on_scratch_database(work)
     from django.core.management import call_command
+    from django.db import connection
 
     from facts.models import Fact
 
-    call_command("migrate", verbosity=0)
     rows: list[tuple[str, float, str]] = []
     timed("generate directory", rows, lambda: generate(work / "in", args.facts), f"{args.facts} facts")
     quiet = io.StringIO()
@@ -102,7 +96,7 @@ def main() -> None:
         (work / "in" / NAME / "facts.json").read_text()
     )
     print(
-        f"database: {django.db.connection.vendor}; facts stored: {stored}; re-import unchanged: {unchanged}; "
+        f"database: {connection.vendor}; facts stored: {stored}; re-import unchanged: {unchanged}; "
         f"export equals input: {same}"
     )
     print(f"| {'step':<24} | {'seconds':>8} | {'facts/s':>9} | note")

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from facts.models import Fact
 from facts.selectors import fact_get, fact_list
 from facts.services import fact_delete, fact_update
+from facts.services.records import FILE_KEYS
 from nekomem.api import CharacterScopedMixin
 
 
@@ -22,26 +23,8 @@ class FactSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Fact
-        fields = [
-            "id",
-            "text",
-            "importance",
-            "entity",
-            "source",
-            "tags",
-            "hash",
-            "created_at",
-            "event_when_raw",
-            "event_start_at",
-            "event_end_at",
-            "absorbed",
-            "signal_processed",
-            "schema_version",
-            "archived",
-            "archived_at",
-            "extra",
-            "updated_at",
-        ]
+        # The file's keys (``id`` is ``fact_id``), plus what only the database keeps.
+        fields = [*FILE_KEYS, "archived", "archived_at", "extra", "updated_at"]
         read_only_fields = fields
 
 
