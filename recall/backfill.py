@@ -17,12 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection, transaction
 from django.db.models import Q
 
 from facts.models import Fact
-from facts.services import dedup_pair_queue
-from nekomem.characters.services import character_memory_changed
+from facts.services import dedup_pair_queue, fact_vectors_write
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
 from recall.selectors import stored_vector
 
@@ -123,7 +121,6 @@ def embedding_backfill(
     todo.sort(key=lambda row: len(row[1]))
     chunks = [todo[offset : offset + batch] for offset in range(0, len(todo), batch)]
     new_pks: list[int] = []
-    table = connection.ops.quote_name(Fact._meta.db_table)
     # The model embeds chunk i + 1 on its own threads while this thread writes chunk i.
     with ThreadPoolExecutor(1, thread_name_prefix="backfill-embed") as ahead:
         pending = ahead.submit(embedder.embed, [text for _, text in chunks[0]]) if chunks else None
@@ -137,19 +134,13 @@ def embedding_backfill(
             pending = None
             if i + 1 < len(chunks):
                 pending = ahead.submit(embedder.embed, [text for _, text in chunks[i + 1]])
-            params = [
-                (encode_vector(vec), text_fingerprint(text), embedder.model_id, pk)
-                for (pk, text), vec in zip(chunk, vectors, strict=True)
-            ]
-            with transaction.atomic(), connection.cursor() as cursor:
-                # One prepared UPDATE per row: Django's bulk_update builds a CASE per column, which is
-                # several times slower for 512 rows of 1 KB vectors.
-                cursor.executemany(
-                    f"UPDATE {table} SET embedding = %s, embedding_text_sha256 = %s, "
-                    "embedding_model_id = %s WHERE id = %s",
-                    params,
-                )
-                character_memory_changed(character_id=character_id)
+            fact_vectors_write(
+                character_id=character_id,
+                rows=[
+                    (pk, encode_vector(vec), text_fingerprint(text), embedder.model_id)
+                    for (pk, text), vec in zip(chunk, vectors, strict=True)
+                ],
+            )
             new_pks.extend(pk for pk, _ in chunk)
             report.embedded += len(chunk)
         if pending is not None:

@@ -6,6 +6,7 @@ from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
 from facts.services.editing import fact_delete, fact_update
 from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
 from facts.services.records import FactDraft
+from facts.services.vectors import fact_vectors_write
 
 __all__ = [
     "FactDraft",
@@ -14,6 +15,7 @@ __all__ = [
     "dedup_pairs_arbitrate",
     "fact_delete",
     "fact_update",
+    "fact_vectors_write",
     "facts_archive_sweep",
     "facts_extract_turn",
     "facts_extraction_tick",
