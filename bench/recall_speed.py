@@ -6,11 +6,11 @@ embedding backfill rate.
 Facts are built from the turns of every development set (each text made distinct by appending a
 fragment of another turn once the turns run out), written with ``bulk_create`` into a fresh SQLite
 database, and given vectors by the real backfill (timed: the backfill rate). The server is then started
-as ``make run`` starts it (gunicorn workers, vectors on) and queried over HTTP with the probe questions
+as ``make run`` starts it (granian workers, vectors on) and queried over HTTP with the probe questions
 of every set, one client at a time, after a warm-up that builds every worker's index. rank-bm25
 (``BM25Okapi`` over the same tokens) scores the same queries in this process: scoring alone, no HTTP,
 which favours it. Each size gets a freshly started server, so the RSS reported per size is that of the
-gunicorn worker that served it (the largest process of the server) holding the model and that one
+HTTP worker that served it (the largest process of the server) holding the model and that one
 character's index: "server RSS with the model and a 100k-fact index" is the 100k row.
 """
 
@@ -62,7 +62,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def worker_rss_mb(server: ServerProcess) -> float:
-    """Largest resident set among the server's processes whose command line is a gunicorn worker."""
+    """Largest resident set among the server's processes (the HTTP worker holding the index and model)."""
     assert server.process is not None
     best = 0.0
     for pid in os.listdir("/proc"):

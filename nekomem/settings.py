@@ -48,6 +48,8 @@ ALLOWED_HOSTS = [h for h in os.environ.get("NEKOMEM_ALLOWED_HOSTS", "*").split("
 
 NEKOMEM_HOST = os.environ.get("NEKOMEM_HOST", "127.0.0.1")
 NEKOMEM_PORT = env_int("NEKOMEM_PORT", 48912)
+NEKOMEM_WORKERS = env_int("NEKOMEM_WORKERS", 2)  # HTTP server processes
+NEKOMEM_THREADS = env_int("NEKOMEM_THREADS", 8)  # view threads per process
 NEKOMEM_API_TOKEN = os.environ.get("NEKOMEM_API_TOKEN", "")
 NEKOMEM_MAX_BODY_BYTES = env_int("NEKOMEM_MAX_BODY_BYTES", 8 * 1024 * 1024)
 NEKOMEM_ALLOW_SHUTDOWN = env_bool("NEKOMEM_ALLOW_SHUTDOWN", False)
@@ -145,6 +147,10 @@ Q_CLUSTER: dict[str, Any] = {
     "catch_up": False,
     "label": "Background tasks",
     "poll": 0.5,
+    # A worker process is replaced after this many tasks. Each replacement costs a fork, a new
+    # database session and cold caches; with an op per chat turn, django-q2's default of 500 meant a
+    # new worker every few seconds under load.
+    "recycle": env_int("NEKOMEM_Q_RECYCLE", 20_000),
 }
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
@@ -152,6 +158,8 @@ else:
     Q_CLUSTER["orm"] = "default"
 if env_bool("NEKOMEM_Q_SYNC", False):
     Q_CLUSTER["sync"] = True
+# Outbox ops committed within this window are enqueued as one task (nekomem/journal/dispatch.py).
+NEKOMEM_OUTBOX_BATCH_MS = env_int("NEKOMEM_OUTBOX_BATCH_MS", 50)
 
 # LLM tiers (reference §7). A tier without its own settings falls back to the summary tier's.
 LLM_TIER_NAMES = ("summary", "correction", "emotion")

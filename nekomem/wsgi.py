@@ -4,3 +4,10 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 application = get_wsgi_application()
+
+# Startup work (migrations checked, events reconciled) runs in every server process as it loads the
+# application, so none serves a request from an unsettled view; until it succeeds, restricted mode
+# answers 409.
+from nekomem.runtime.state import startup_run  # noqa: E402
+
+startup_run()

@@ -29,6 +29,7 @@ from nekomem.portability import (
     write_json,
 )
 from recent.models import RawMessage, RecentMessage, RecentMeta
+from recent.services import recent_messages_append
 
 MESSAGE_TYPES = ("human", "ai", "system")
 BATCH = 2000
@@ -78,10 +79,7 @@ def recent_import(character: Character, path: Path) -> ImportResult:
             return ImportResult(unchanged=len(data))
         # The file is the window: it replaces whatever window the character had.
         RecentMessage.objects.filter(character=character).delete()
-        RecentMessage.objects.bulk_create(
-            RecentMessage(character=character, position=i, type=m["type"], data=m["data"])
-            for i, m in enumerate(data)
-        )
+        recent_messages_append(character_id=character.pk, messages=data)
     return ImportResult(created=len(data))
 
 

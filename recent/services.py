@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import json
 import uuid
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal
+from uuid import UUID
 
-from django.db import transaction
-from django.db.models import Max
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_character, lock_character_update, settle_lock, settled_transaction
+from nekomem.characters.locks import (
+    lock_character,
+    lock_character_update,
+    settle_lock,
+    settle_lock_source,
+    settled_transaction,
+)
 from nekomem.characters.models import Character
-from nekomem.characters.services import character_get_or_create
+from nekomem.characters.services import character_id_for, character_id_forget
 from nekomem.errors import Conflict
-from nekomem.journal.services import outbox_op_register
+from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
+from nekomem.statements import column, database, insert_select_sql, model_field
 from recent.compression import (
     COMPRESS_THRESHOLD_ITEMS,
     compress_inline,
@@ -39,31 +48,53 @@ class WindowChanged(Conflict):
     """The window changed since the editor read it; saving would overwrite someone else's change."""
 
 
-def recent_messages_append(*, character_id: int, messages: list[dict[str, Any]]) -> None:
-    """Append to the window; call under the character's lock."""
-    if not messages:
-        return
-    top = RecentMessage.objects.filter(character_id=character_id).aggregate(top=Max("position"))["top"]
-    start = 0 if top is None else top + 1
+def recent_positions_take(*, character_id: int, count: int, **also_update: Any) -> int:
+    """Take ``count`` consecutive window positions from the character's counter; returns the first.
+
+    The UPDATE is the row lock (see ``lock_character_update``), so call it inside a transaction, and
+    ``also_update`` lets the caller's own UPDATE of the character row ride along.
+    """
+    lock_character_update(character_id, recent_next_position=F("recent_next_position") + count, **also_update)
+    after = Character.objects.filter(pk=character_id).values_list("recent_next_position", flat=True).get()
+    return after - count
+
+
+def recent_messages_insert(*, character_id: int, first_position: int, messages: list[dict[str, Any]]) -> None:
     RecentMessage.objects.bulk_create(
-        RecentMessage(character_id=character_id, position=start + i, type=m["type"], data=m["data"])
+        RecentMessage(character_id=character_id, position=first_position + i, type=m["type"], data=m["data"])
         for i, m in enumerate(messages)
     )
 
 
-def raw_log_append(*, character_id: int, messages: list[dict[str, Any]], timestamp: datetime) -> str:
-    """Write one call's messages under a fresh session id and one shared timestamp."""
+def recent_messages_append(*, character_id: int, messages: list[dict[str, Any]]) -> None:
+    """Append to the window, inside a transaction (it takes the row lock)."""
+    if not messages:
+        return
+    first = recent_positions_take(character_id=character_id, count=len(messages))
+    recent_messages_insert(character_id=character_id, first_position=first, messages=messages)
+
+
+def raw_log_values(
+    *, character_id: int, messages: list[dict[str, Any]], timestamp: datetime
+) -> list[dict[str, Any]]:
+    """One call's messages as raw-log rows: a fresh session id and one shared timestamp."""
     session_id = str(uuid.uuid4())
-    RawMessage.objects.bulk_create(
-        RawMessage(
-            character_id=character_id,
-            session_id=session_id,
-            message=json.dumps(m, ensure_ascii=False),
-            timestamp=timestamp,
-        )
+    return [
+        {
+            "character_id": character_id,
+            "session_id": session_id,
+            "message": json.dumps(m, ensure_ascii=False),
+            "timestamp": timestamp,
+        }
         for m in messages
-    )
-    return session_id
+    ]
+
+
+def raw_log_append(*, character_id: int, messages: list[dict[str, Any]], timestamp: datetime) -> str:
+    """Write one call's messages under a fresh session id and one shared timestamp; returns the id."""
+    rows = raw_log_values(character_id=character_id, messages=messages, timestamp=timestamp)
+    RawMessage.objects.bulk_create(RawMessage(**row) for row in rows)
+    return rows[0]["session_id"] if rows else ""
 
 
 def _activity_fields(*, messages: list[dict[str, Any]], language: str | None) -> dict[str, Any]:
@@ -122,21 +153,21 @@ def turn_record(
 
     Returns the character's id.
     """
-    # Only the id is needed: reading it alone skips building a Character (and decoding its JSON
-    # card fields) on every turn. A first turn for a name creates the character as before.
-    character_id = Character.objects.filter(name=name).values_list("pk", flat=True).first()
-    if character_id is None:
-        character_id = character_get_or_create(name=name).pk
     inline_failed = False
     write: dict[str, Any] = {"messages": messages, "language": language, "append_recent": append_recent}
     if compress == "inline":
+        character_id = character_id_for(name=name)
         with settle_lock(character_id):
             with transaction.atomic():
                 _turn_write(character_id=character_id, **write)
             inline_failed = not compress_inline(character_id=character_id)
+    elif connection.vendor == "postgresql":
+        # Inside a caller's transaction (a test, an import) the statement gets a savepoint, like the
+        # ORM path's nested atomic block; on its own it is its own transaction.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            character_id = _turn_write_statement(name=name, **write)
     else:
-        # The settle lock is needed only for the write transaction itself: take it scoped to that
-        # transaction (one round trip on PostgreSQL instead of a lock and an unlock).
+        character_id = character_id_for(name=name)
         with settled_transaction(character_id):
             _turn_write(character_id=character_id, **write)
     # Outside the settle lock: a job's task may run right away (django-q sync mode) and its splice
@@ -148,21 +179,128 @@ def turn_record(
     return character_id
 
 
+def _post_turn_payload(
+    *, messages: list[dict[str, Any]], session_id: str, language: str | None
+) -> dict[str, Any]:
+    payload: dict[str, Any] = {"messages": messages, "session_id": session_id}
+    if language:
+        payload["language"] = language
+    return payload
+
+
 def _turn_write(
     *, character_id: int, messages: list[dict[str, Any]], language: str | None, append_recent: bool
 ) -> None:
     """The turn's one transaction; the caller holds the settle lock and has opened the transaction."""
-    # The activity UPDATE is the row lock (one statement instead of SELECT … FOR UPDATE + UPDATE).
-    lock_character_update(character_id, **_activity_fields(messages=messages, language=language))
+    window_count = len(messages) if append_recent else 0
+    # The counter UPDATE carries the activity fields and is the row lock: one statement for all three.
+    first = recent_positions_take(
+        character_id=character_id,
+        count=window_count,
+        **_activity_fields(messages=messages, language=language),
+    )
     if not messages:
         return
     if append_recent:
-        recent_messages_append(character_id=character_id, messages=messages)
+        recent_messages_insert(character_id=character_id, first_position=first, messages=messages)
     session_id = raw_log_append(character_id=character_id, messages=messages, timestamp=timezone.now())
-    payload: dict[str, Any] = {"messages": messages, "session_id": session_id}
-    if language:
-        payload["language"] = language
+    payload = _post_turn_payload(messages=messages, session_id=session_id, language=language)
     outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
+
+
+def _turn_write_statement(
+    *,
+    name: str,
+    messages: list[dict[str, Any]],
+    language: str | None,
+    append_recent: bool,
+) -> int:
+    """``_turn_write`` and its locks as one autocommitted statement on PostgreSQL; returns the id.
+
+    The character UPDATE takes the settle lock, then the row lock, and hands the window positions
+    it took from the counter to the inserts; the inserts run only when it found the character. The
+    statement commits or fails as a whole, so a turn is written entirely or not at all. The UPDATE
+    matches the name as well as the cached id; when it finds no row (the character was deleted
+    since), the id is looked up again, once.
+    """
+    character_id = character_id_for(name=name, cached=True)
+    for attempt in range(2):
+        statement, params, op_id = _turn_statement(
+            character_id=character_id,
+            name=name,
+            messages=messages,
+            language=language,
+            append_recent=append_recent,
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            found = cursor.fetchone() is not None
+        if found:
+            if op_id is not None:
+                outbox_op_enqueue_on_commit(op_id=op_id)
+            return character_id
+        character_id_forget(name=name)
+        if attempt == 0:
+            character_id = character_id_for(name=name, cached=True)
+    raise Character.DoesNotExist(f"character {name!r} vanished while its turn was written")
+
+
+def _turn_statement(
+    *, character_id: int, name: str, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+) -> tuple[str, list[Any], UUID | None]:
+    db = database()
+    meta = Character._meta
+
+    def quoted(field: str) -> str:
+        return db.ops.quote_name(column(Character, field))
+
+    window_count = len(messages) if append_recent else 0
+    counter = quoted("recent_next_position")
+    assignments = [f"{counter} = c.{counter} + %s"]
+    params: list[Any] = [window_count]
+    for field, value in _activity_fields(messages=messages, language=language).items():
+        assignments.append(f"{quoted(field)} = %s")
+        params.append(model_field(Character, field).get_db_prep_save(value, db))
+    lock_source, lock_params = settle_lock_source(character_id)
+    ctes = [
+        f"settled AS (UPDATE {db.ops.quote_name(meta.db_table)} AS c SET {', '.join(assignments)} "
+        f"FROM {lock_source} WHERE c.{quoted('id')} = %s AND c.{quoted('name')} = %s "
+        # The raw log's timestamp is read after the locks are held, so time order is commit order.
+        f"RETURNING c.{counter} - %s AS first_position, clock_timestamp() AS written_at)"
+    ]
+    params += [*lock_params, character_id, name, window_count]
+    if not messages:
+        return f"WITH {ctes[0]} SELECT first_position FROM settled", params, None
+    inserts: list[tuple[str, list[Any]]] = []
+    if append_recent:
+        window = [{"character_id": character_id, "type": m["type"], "data": m["data"]} for m in messages]
+        position = column(RecentMessage, "position")
+        inserts.append(
+            insert_select_sql(
+                RecentMessage,
+                window,
+                source="settled",
+                computed=lambda i: {position: f"settled.first_position + {i}"},
+            )
+        )
+    raw = raw_log_values(character_id=character_id, messages=messages, timestamp=timezone.now())
+    timestamp = column(RawMessage, "timestamp")
+    inserts.append(
+        insert_select_sql(
+            RawMessage, raw, source="settled", computed=lambda i: {timestamp: "settled.written_at"}
+        )
+    )
+    op = outbox_op_statement(
+        character_id=character_id,
+        op_type=POST_TURN_OP,
+        payload=_post_turn_payload(messages=messages, session_id=raw[0]["session_id"], language=language),
+        source="settled",
+    )
+    inserts.append((op.sql, op.params))
+    for index, (sql, insert_params) in enumerate(inserts):
+        ctes.append(f"write_{index} AS ({sql})")
+        params.extend(insert_params)
+    return f"WITH {', '.join(ctes)} SELECT first_position FROM settled", params, op.op_id
 
 
 # --- idle maintenance ----------------------------------------------------------------------------------

@@ -27,6 +27,16 @@ def _runtime_started(request):
         assert startup_run()
 
 
+@pytest.fixture(autouse=True)
+def _process_caches_forgotten():
+    """Each test's database starts over, so per-process caches of database values must too."""
+    from nekomem.characters.services import character_id_forget
+    from nekomem.runtime.switches import switches_forget
+
+    character_id_forget()
+    switches_forget()
+
+
 def history(*pairs: tuple[str, str]) -> str:
     """Build an ``input_history`` JSON string from (type, content) pairs."""
     return json.dumps(

@@ -12,9 +12,10 @@ Two locks, always taken in this order:
    settings), so the database write lock already serialises writers and this is a plain read.
    Layer rows are locked after it, each ordered by primary key.
 
-``settled_transaction`` takes both for a critical section that is exactly one transaction (a
-``/cache`` turn), and ``lock_character_update`` takes the row lock with the UPDATE the caller
-needs anyway: the chat write path is the hot path, and every statement there is a round trip.
+``settled_transaction`` takes both for a critical section that is exactly one transaction, and
+``lock_character_update`` takes the row lock with the UPDATE the caller needs anyway. On
+PostgreSQL a chat turn is one statement, and ``settle_lock_source`` takes both locks inside it:
+the chat write path is the hot path, and every statement there is a round trip.
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ def settled_transaction(character_id: int) -> Iterator[None]:
         return
     with settle_lock(character_id), transaction.atomic():
         yield
+
+
+def settle_lock_source(character_id: int) -> tuple[str, list[object]]:
+    """A FROM item that takes the settle lock transaction-scoped, for a one-statement write (PostgreSQL).
+
+    Joined into the ``UPDATE`` of the character row, it is evaluated before the update reaches the
+    row, so the statement takes the settle lock, then the row lock (this module's order), and holds
+    both until it commits: ``settled_transaction`` and ``lock_character_update`` in one round trip.
+    """
+    if connection.vendor != "postgresql":
+        raise RuntimeError("settle_lock_source is for PostgreSQL; elsewhere use settled_transaction")
+    return "(SELECT pg_advisory_xact_lock(%s, %s)) AS settle", [_ADVISORY_NAMESPACE, character_id]
 
 
 def wait_for_settled(name: str) -> Character | None:

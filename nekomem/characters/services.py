@@ -22,6 +22,38 @@ def character_get_or_create(*, name: str) -> Character:
         return Character.objects.get(name=name)
 
 
+# name -> id for the chat write path, per process. A cached id can be stale (the character was
+# deleted, or a rolled-back id was reused), so only a write that matches the name as well uses it,
+# and a write that finds no row calls character_id_forget.
+_ID_CACHE_LIMIT = 10_000
+_ids_by_name: dict[str, int] = {}
+
+
+def character_id_for(*, name: str, cached: bool = False) -> int:
+    """The character's id, creating the character on first contact.
+
+    ``cached``: answer from the process's cache when it can. Only for a caller whose write also
+    checks the name, since the cached id may belong to a deleted character.
+    """
+    if cached and (hit := _ids_by_name.get(name)) is not None:
+        return hit
+    character_id = Character.objects.filter(name=name).values_list("pk", flat=True).first()
+    if character_id is None:
+        character_id = character_get_or_create(name=name).pk
+    if len(_ids_by_name) >= _ID_CACHE_LIMIT:
+        _ids_by_name.clear()
+    _ids_by_name[name] = character_id
+    return character_id
+
+
+def character_id_forget(*, name: str | None = None) -> None:
+    """Drop a cached id (or all of them): the character was deleted or its database replaced."""
+    if name is None:
+        _ids_by_name.clear()
+    else:
+        _ids_by_name.pop(name, None)
+
+
 def character_touch(*, character_id: int, language: str | None = None) -> None:
     """Refresh the activity clock (and remember the chat's locale) with one UPDATE."""
     fields: dict[str, object] = {"last_activity_at": timezone.now()}

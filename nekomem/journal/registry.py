@@ -18,7 +18,6 @@ EventHandler = Callable[[int, dict[str, Any]], None]
 OutboxStep = Callable[[int, dict[str, Any]], None]
 
 
-
 class OutboxWait(Exception):
     """A step cannot run yet for a reason outside the op (e.g. no LLM provider configured).
 

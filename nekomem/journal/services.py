@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from django.db import connection, transaction
 from django.db.models import F, Q
@@ -17,12 +19,14 @@ from nekomem.characters.locks import lock_character
 from nekomem.journal.events import check_event_type
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp
 from nekomem.journal.registry import OutboxWait, event_handler_for, outbox_steps_for
+from nekomem.statements import insert_select_sql
 
 logger = logging.getLogger(__name__)
 
 OUTBOX_MAX_ATTEMPTS = 5
 OUTBOX_LEASE = timedelta(minutes=10)
-OUTBOX_TASK = "nekomem.journal.tasks.outbox_op_run"
+OUTBOX_TASK = "nekomem.journal.tasks.outbox_ops_run"
+OUTBOX_BATCH_MAX = 100  # ops in one django-q2 task
 
 
 def _require_atomic(what: str) -> None:
@@ -88,9 +92,42 @@ def outbox_op_register(*, character_id: int, op_type: str, payload: dict[str, An
     """Register an op inside the caller's transaction; its task is enqueued only after commit."""
     _require_atomic("outbox_op_register")
     op = OutboxOp.objects.create(character_id=character_id, type=op_type, payload=payload)
-    op_id = op.op_id
-    transaction.on_commit(lambda: outbox_op_enqueue(op_id=op_id))
+    outbox_op_enqueue_on_commit(op_id=op.op_id)
     return op
+
+
+@dataclass
+class OutboxOpStatement:
+    """An op's INSERT, to run as a data-modifying CTE of a caller's single-statement write."""
+
+    op_id: UUID
+    sql: str
+    params: list[Any]
+
+
+def outbox_op_statement(
+    *, character_id: int, op_type: str, payload: dict[str, Any], source: str
+) -> OutboxOpStatement:
+    """The INSERT that registers one op, inserted only when ``source`` yields a row.
+
+    The caller runs it inside its own statement (so the op commits with the change it belongs to)
+    and then calls ``outbox_op_enqueue_on_commit`` with ``op_id``.
+    """
+    op_id = uuid4()
+    sql, params = insert_select_sql(
+        OutboxOp,
+        [{"op_id": op_id, "character_id": character_id, "type": op_type, "payload": payload}],
+        source=source,
+    )
+    return OutboxOpStatement(op_id=op_id, sql=sql, params=params)
+
+
+def outbox_op_enqueue_on_commit(*, op_id: UUID) -> None:
+    """Hand the op to the process's dispatcher once the transaction that registered it commits (at
+    once in autocommit); the dispatcher enqueues the ops committed within a short window together."""
+    from nekomem.journal.dispatch import outbox_dispatcher
+
+    transaction.on_commit(lambda: outbox_dispatcher().add(op_id))
 
 
 _broker_lock = threading.Lock()
@@ -115,56 +152,122 @@ def _outbox_broker() -> Any:
 
 
 def outbox_op_enqueue(*, op_id: UUID) -> None:
+    outbox_ops_enqueue(op_ids=[op_id])
+
+
+def outbox_ops_enqueue(*, op_ids: Sequence[UUID]) -> None:
+    """Enqueue django-q2 tasks that run these ops, up to ``OUTBOX_BATCH_MAX`` ops a task."""
     from django_q.tasks import async_task
 
-    try:
-        async_task(
-            OUTBOX_TASK,
-            str(op_id),
-            task_name=f"outbox-{op_id}",
-            group="outbox",
-            broker=_outbox_broker(),
-            # The op row records completion (status, done_at), so a successful run is not also saved
-            # as a django-q result: with save_limit that save reads back every kept result under a
-            # row lock to prune one, most of the cluster's CPU per turn. Failures are still saved.
-            save=False,
-        )
-    except Exception:
-        # The op is durable; the periodic sweep enqueues it again, so a broker hiccup loses nothing.
-        logger.exception("could not enqueue outbox op %s; the sweep will retry it", op_id)
+    for start in range(0, len(op_ids), OUTBOX_BATCH_MAX):
+        chunk = [str(op_id) for op_id in op_ids[start : start + OUTBOX_BATCH_MAX]]
+        try:
+            async_task(
+                OUTBOX_TASK,
+                chunk,
+                task_name=f"outbox-{chunk[0]}" + (f"+{len(chunk) - 1}" if len(chunk) > 1 else ""),
+                group="outbox",
+                broker=_outbox_broker(),
+                # The op row records completion (status, done_at), so a successful run is not also
+                # saved as a django-q result: with save_limit that save reads back every kept result
+                # under a row lock to prune one. Failures are still saved.
+                save=False,
+            )
+        except Exception:
+            # The ops are durable; the periodic sweep enqueues them again, so a broker hiccup loses
+            # nothing.
+            logger.exception("could not enqueue outbox ops %s; the sweep will retry them", chunk)
 
 
-def _claim(op_id: UUID) -> bool:
+@dataclass
+class ClaimedOp:
+    op_id: UUID
+    character_id: int
+    type: str
+    payload: dict[str, Any]
+
+
+def _claim(op_ids: Sequence[UUID]) -> dict[UUID, ClaimedOp]:
+    """Lease the pending ops among ``op_ids`` and read them, in one ``UPDATE … RETURNING``."""
     now = timezone.now()
-    return (
-        OutboxOp.objects.filter(op_id=op_id, status=OutboxOp.Status.PENDING)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
-        .update(lease_until=now + OUTBOX_LEASE)
-        == 1
+    meta = OutboxOp._meta
+    quote = connection.ops.quote_name
+    column = {f.name: quote(str(f.column)) for f in meta.concrete_fields}
+    id_field = meta.get_field("op_id")
+    lease = meta.get_field("lease_until")
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {column['lease_until']} = %s "
+        f"WHERE {column['op_id']} IN ({', '.join(['%s'] * len(op_ids))}) AND {column['status']} = %s "
+        f"AND ({column['lease_until']} IS NULL OR {column['lease_until']} < %s) "
+        f"RETURNING {column['op_id']}, {column['character']}, {column['type']}, {column['payload']}"
     )
+    params = [
+        lease.get_db_prep_save(now + OUTBOX_LEASE, connection),
+        *(id_field.get_db_prep_save(op_id, connection) for op_id in op_ids),
+        OutboxOp.Status.PENDING,
+        lease.get_db_prep_save(now, connection),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    claimed = {}
+    for raw_id, character_id, op_type, payload in rows:
+        op_id = id_field.to_python(raw_id)
+        claimed[op_id] = ClaimedOp(
+            op_id=op_id,
+            character_id=character_id,
+            type=op_type,
+            payload=json.loads(payload) if isinstance(payload, str | bytes) else payload,
+        )
+    return claimed
 
 
 def outbox_op_execute(*, op_id: UUID) -> str:
     """Run one op's steps once. Returns the op's status afterwards (or "busy" / "missing")."""
-    op = OutboxOp.objects.filter(op_id=op_id).first()
-    if op is None:
-        return "missing"
-    if op.status != OutboxOp.Status.PENDING:
-        return op.status
-    if not _claim(op_id):
-        return "busy"
-    try:
-        for _name, step in outbox_steps_for(op.type):
-            step(op.character_id, op.payload)
-    except OutboxWait as wait:
-        OutboxOp.objects.filter(op_id=op_id).update(last_error=f"waiting: {wait.reason}", lease_until=None)
-        return "waiting"
-    except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
-        return _outbox_op_fail(op_id=op_id, error=exc)
-    OutboxOp.objects.filter(op_id=op_id).update(
-        status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
-    )
-    return OutboxOp.Status.DONE
+    return outbox_ops_execute(op_ids=[op_id])[op_id]
+
+
+def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
+    """Run each op's steps once, in the given order; returns each op's status afterwards.
+
+    An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
+    alone. Each op succeeds, waits or fails on its own; the successes are marked done together.
+    """
+    if not op_ids:
+        return {}
+    claimed = _claim(op_ids)
+    statuses: dict[UUID, str] = {}
+    unclaimed = [op_id for op_id in op_ids if op_id not in claimed]
+    if unclaimed:
+        known = dict(OutboxOp.objects.filter(op_id__in=unclaimed).values_list("op_id", "status"))
+        for op_id in unclaimed:
+            status = known.get(op_id)
+            statuses[op_id] = (
+                "missing" if status is None else "busy" if status == OutboxOp.Status.PENDING else status
+            )
+    done: list[UUID] = []
+    for op_id in op_ids:
+        op = claimed.get(op_id)
+        if op is None or op_id in statuses:
+            continue
+        try:
+            for _name, step in outbox_steps_for(op.type):
+                step(op.character_id, op.payload)
+        except OutboxWait as wait:
+            OutboxOp.objects.filter(op_id=op_id).update(
+                last_error=f"waiting: {wait.reason}", lease_until=None
+            )
+            statuses[op_id] = "waiting"
+        except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
+            statuses[op_id] = _outbox_op_fail(op_id=op_id, error=exc)
+        else:
+            done.append(op_id)
+            statuses[op_id] = OutboxOp.Status.DONE
+    if done:
+        OutboxOp.objects.filter(op_id__in=done).update(
+            status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
+        )
+    return statuses
 
 
 def _outbox_op_fail(*, op_id: UUID, error: Exception) -> str:
@@ -196,7 +299,6 @@ def outbox_ops_requeue(*, older_than: timedelta = timedelta(seconds=0)) -> int:
     )
     # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
     # would kill an open server-side cursor mid-loop.
-    op_ids = list(ops.values_list("op_id", flat=True))
-    for op_id in op_ids:
-        outbox_op_enqueue(op_id=op_id)
+    op_ids = list(ops.order_by("created_at").values_list("op_id", flat=True))
+    outbox_ops_enqueue(op_ids=op_ids)
     return len(op_ids)

@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+import time
+
 from nekomem.runtime.models import FeatureSwitch
 
 POWERFUL_MEMORY = "powerful_memory_enabled"
 RECENT_AUTO_REVIEW = "recent_memory_auto_review"
 KNOWN_SWITCHES = (POWERFUL_MEMORY, RECENT_AUTO_REVIEW)
 
+# The post-turn op reads a switch on every chat turn. A flip is seen at once by the process that made
+# it and within this long by every other process, like the restricted-mode flag.
+SWITCH_CACHE_SECONDS = 1.0
+_cache: dict[str, tuple[float, bool]] = {}
+
 
 def switch_enabled(name: str) -> bool:
+    now = time.monotonic()
+    hit = _cache.get(name)
+    if hit is not None and now - hit[0] < SWITCH_CACHE_SECONDS:
+        return hit[1]
     row = FeatureSwitch.objects.filter(name=name).values_list("enabled", flat=True).first()
-    return True if row is None else bool(row)
+    enabled = True if row is None else bool(row)
+    _cache[name] = (now, enabled)
+    return enabled
 
 
 def switch_set(*, name: str, enabled: bool) -> None:
     if name not in KNOWN_SWITCHES:
         raise ValueError(f"unknown switch {name!r}")
     FeatureSwitch.objects.update_or_create(name=name, defaults={"enabled": enabled})
+    _cache.pop(name, None)
+
+
+def switches_forget() -> None:
+    """Drop the cached values (a test's rolled-back database, an import of runtime state)."""
+    _cache.clear()

@@ -37,7 +37,7 @@ def health(request: HttpRequest) -> HttpResponse:
 def shutdown(request: HttpRequest) -> HttpResponse:
     if not settings.NEKOMEM_ALLOW_SHUTDOWN:
         return json_ok({"ok": False, "status": "shutdown_disabled"}, status=403)
-    # gunicorn's master is our parent: a TERM there stops every worker gracefully.
+    # The HTTP server's main process is our parent: a TERM there stops every worker gracefully.
     os.kill(os.getppid(), signal.SIGTERM)
     return json_ok({"ok": True, "status": "shutting_down"})
 

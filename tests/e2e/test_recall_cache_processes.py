@@ -1,6 +1,6 @@
 """Recall's per-character index cache is invalidated across server processes.
 
-Two real servers (each started as ``make run`` starts it, one gunicorn worker each) share one
+Two real servers (each started as ``make run`` starts it, one HTTP worker each) share one
 database. Server A answers a query and caches the character's index; a fact is edited through
 server B; server A's next answer reflects the edit, because the cache is keyed on the character's
 ``memory_version`` in the database, not on anything process-local.

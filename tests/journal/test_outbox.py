@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.db import transaction
 from django_q.models import Task
@@ -96,7 +98,7 @@ def test_five_failures_dead_letter_the_op_which_stays_visible(step_calls):
 
 def test_a_leased_op_is_not_run_twice_until_the_lease_is_released(step_calls):
     op = register(CharacterFactory().pk)
-    assert services._claim(op.op_id)
+    assert op.op_id in services._claim([op.op_id])
     assert services.outbox_op_execute(op_id=op.op_id) == "busy"
     assert services.outbox_ops_requeue() == 0
     assert services.outbox_ops_release_leases() == 1
@@ -129,3 +131,39 @@ def test_a_waiting_step_keeps_the_op_pending_without_counting_an_attempt():
     finally:
         unregister_outbox_step("test_op", "wait")
     assert services.outbox_op_execute(op_id=op.op_id) == "done"
+
+
+def test_a_batch_runs_each_op_on_its_own(step_calls, django_capture_on_commit_callbacks):
+    calls, control = step_calls
+    character = CharacterFactory()
+    with django_capture_on_commit_callbacks(execute=False):
+        ops = [register(character.pk, {"n": i}) for i in range(4)]
+    OutboxOp.objects.filter(pk=ops[3].pk).update(status=OutboxOp.Status.DONE)
+    missing = uuid.uuid4()
+    control["fail"] = 1  # the first op run fails once
+    statuses = services.outbox_ops_execute(
+        op_ids=[ops[0].op_id, ops[1].op_id, missing, ops[2].op_id, ops[3].op_id]
+    )
+    assert statuses == {
+        ops[0].op_id: "pending",
+        ops[1].op_id: "done",
+        missing: "missing",
+        ops[2].op_id: "done",
+        ops[3].op_id: "done",
+    }
+    assert [payload["n"] for payload in calls] == [0, 1, 2]  # in the given order; the done op not rerun
+    first = OutboxOp.objects.get(pk=ops[0].pk)
+    assert (first.status, first.attempts, first.lease_until) == (OutboxOp.Status.PENDING, 1, None)
+    assert "provider down" in first.last_error
+    assert services.outbox_op_execute(op_id=ops[0].op_id) == "done"
+
+
+def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
+    calls, _control = step_calls
+    character = CharacterFactory()
+    with transaction.atomic():
+        for i in range(services.OUTBOX_BATCH_MAX + 5):
+            OutboxOp.objects.create(character=character, type="test_op", payload={"n": i})
+    assert services.outbox_ops_requeue() == services.OUTBOX_BATCH_MAX + 5
+    assert sorted(p["n"] for p in calls) == list(range(services.OUTBOX_BATCH_MAX + 5))
+    assert not OutboxOp.objects.exclude(status=OutboxOp.Status.DONE).exists()

@@ -7,7 +7,7 @@ touches the test process's Django connections.
 - ``provision_database`` creates a fresh SQLite file or PostgreSQL database (dropped by ``drop``).
 - ``ServerProcess`` runs the ``run`` recipe of the Makefile (migrate, setup_schedules, prestart,
   serve) with the plain ``nekomem.settings``; ``serve`` runs in a process group of its own, so
-  ``kill`` (SIGKILL) and ``stop`` reach gunicorn, its workers and the django-q2 cluster alike.
+  ``kill`` (SIGKILL) and ``stop`` reach the HTTP server, its workers and the django-q2 cluster alike.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ class ServerProcess:
                 env=self.env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: gunicorn, workers and qcluster
+                start_new_session=True,  # its own process group: HTTP server, workers and qcluster
             )
         finally:
             log.close()

@@ -1,0 +1,94 @@
+"""Pieces of single-statement writes on PostgreSQL, built from the models so they follow the schema.
+
+A chat turn touches four tables. Through the ORM that is a transaction of eight statements, each a
+round trip and a query compilation; on PostgreSQL the same write fits in one statement whose
+data-modifying CTEs run atomically together. The pieces here keep that statement honest: column
+lists, defaults, ``auto_now`` stamps and value adaptation all come from the model fields, as
+``Model.save()`` would prepare them, so a field added to a model is written here too.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import DateField, Field, Model
+from django.utils import timezone
+
+
+def database() -> BaseDatabaseWrapper:
+    """The default connection itself, not the thread-local proxy (a lookup on every attribute)."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+def model_field(model: type[Model], name: str) -> Field:
+    """A concrete field of ``model`` (not a reverse relation), for building statements from it."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise TypeError(f"{model.__name__}.{name} is not a concrete field")
+    return field
+
+
+def column(model: type[Model], name: str) -> str:
+    """The column behind field ``name``, unquoted."""
+    return str(model_field(model, name).column)
+
+
+@functools.cache
+def _insert_columns(model: type[Model], vendor: str) -> tuple[tuple[Field, ...], str]:
+    fields = tuple(
+        f
+        for f in model._meta.concrete_fields
+        if not (f.primary_key and getattr(f, "db_returning", False))  # auto ids come from the sequence
+    )
+    quote = database().ops.quote_name
+    return fields, ", ".join(quote(str(f.column)) for f in fields)
+
+
+def insert_select_sql(
+    model: type[Model],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    source: str,
+    computed: Callable[[int], dict[str, str]] | None = None,
+) -> tuple[str, list[Any]]:
+    """``INSERT INTO <table> (…) SELECT … FROM <source> UNION ALL …``: one row per mapping.
+
+    ``rows`` hold values by field attname (``character_id``); a field left out gets what ``save()``
+    would give it: the current time when it is ``auto_now``/``auto_now_add``, else its default.
+    ``source`` is a CTE name (or any FROM item) the rows depend on: when it yields no row, nothing is
+    inserted. ``computed(i)`` maps columns of row ``i`` to SQL expressions over ``source`` (a
+    position taken from a counter the same statement bumps, say). An auto primary key is left to the
+    database.
+    """
+    if not rows:
+        raise ValueError("insert_select_sql needs at least one row")
+    connection = database()
+    fields, columns = _insert_columns(model, connection.vendor)
+    known = {f.column for f in fields}
+    now = timezone.now()
+    selects: list[str] = []
+    params: list[Any] = []
+    for index, row in enumerate(rows):
+        overrides = computed(index) if computed else {}
+        if unknown := set(overrides) - known:
+            raise ValueError(f"computed columns not in {model._meta.db_table}: {sorted(unknown)}")
+        expressions = []
+        for f in fields:
+            if f.column in overrides:
+                expressions.append(overrides[f.column])
+                continue
+            if f.attname in row:
+                value = row[f.attname]
+            elif isinstance(f, DateField) and (f.auto_now or f.auto_now_add):
+                value = now
+            else:
+                value = f.get_default()
+            expressions.append("%s")
+            params.append(f.get_db_prep_save(value, connection))
+        selects.append(f"SELECT {', '.join(expressions)} FROM {source}")
+    table = connection.ops.quote_name(model._meta.db_table)
+    return f"INSERT INTO {table} ({columns}) {' UNION ALL '.join(selects)}", params

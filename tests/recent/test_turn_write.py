@@ -1,0 +1,104 @@
+"""The turn write itself: the one-statement path (PostgreSQL) and the ORM path write the same rows."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from nekomem.characters.models import Character
+from nekomem.characters.services import character_id_for
+from nekomem.journal.models import OutboxOp
+from recent.messages import parse_history
+from recent.models import RawMessage, RecentMessage
+from recent.services import recent_window_replace, turn_record
+from tests.characters.factories import CharacterFactory
+from tests.conftest import history
+
+pytestmark = pytest.mark.django_db
+
+
+def turn(*pairs: tuple[str, str]) -> list[dict]:
+    return parse_history(history(*pairs))
+
+
+def stored(name: str) -> dict:
+    """Everything a turn writes, without ids and clocks."""
+    character = Character.objects.get(name=name)
+    return {
+        "window": list(
+            RecentMessage.objects.filter(character=character)
+            .order_by("position")
+            .values_list("position", "type", "data")
+        ),
+        "raw": [
+            (message, session)
+            for message, session in RawMessage.objects.filter(character=character)
+            .order_by("id")
+            .values_list("message", "session_id")
+        ],
+        "ops": list(
+            OutboxOp.objects.filter(character=character)
+            .order_by("created_at")
+            .values_list("type", "payload", "status", "attempts")
+        ),
+        "character": Character.objects.filter(pk=character.pk)
+        .values_list("language", "review_clean", "recent_next_position")
+        .get(),
+    }
+
+
+def normalised(state: dict) -> dict:
+    sessions: dict[str, int] = {}
+    state["raw"] = [
+        (message, sessions.setdefault(session, len(sessions))) for message, session in state["raw"]
+    ]
+    for index, (kind, payload, status, attempts) in enumerate(state["ops"]):
+        payload = dict(payload)
+        payload["session_id"] = sessions[payload["session_id"]]
+        state["ops"][index] = (kind, payload, status, attempts)
+    return state
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement path is PostgreSQL's")
+def test_the_one_statement_path_writes_exactly_what_the_orm_path_writes():
+    from nekomem.characters.locks import settled_transaction
+    from recent.services import _turn_write
+
+    turns = [turn(("human", "今天去爬山了"), ("ai", "累不累？")), turn(("human", "还好"), ("ai", "那就好"))]
+    CharacterFactory(name="statement")
+    CharacterFactory(name="orm")
+    for messages in turns:
+        turn_record(name="statement", messages=messages, language="zh")
+        character_id = character_id_for(name="orm")
+        with settled_transaction(character_id):
+            _turn_write(character_id=character_id, messages=messages, language="zh", append_recent=True)
+    statement, orm = normalised(stored("statement")), normalised(stored("orm"))
+    assert statement == orm
+    assert [p for p, _t, _d in statement["window"]] == [0, 1, 2, 3]
+    assert statement["character"] == ("zh", False, 4)
+
+
+def test_positions_come_from_the_counter_and_only_grow():
+    turn_record(name="counter", messages=turn(("human", "一"), ("ai", "二")), language=None)
+    character = Character.objects.get(name="counter")
+    recent_window_replace(character_id=character.pk, chat=[("human", "改过的")], expected_fingerprint=None)
+    turn_record(name="counter", messages=turn(("human", "三"), ("ai", "四")), language=None)
+    window = list(RecentMessage.objects.filter(character=character).order_by("position"))
+    assert [m.data["content"] for m in window] == ["改过的", "三", "四"]
+    assert [m.position for m in window] == [2, 3, 4]
+    character.refresh_from_db()
+    assert character.recent_next_position == 5
+
+
+def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
+    turn_record(name="phoenix", messages=turn(("human", "first life"), ("ai", "hi")), language="en")
+    old_id = Character.objects.get(name="phoenix").pk
+    Character.objects.filter(pk=old_id).delete()  # the id stays cached in this process
+    CharacterFactory(name="decoy")  # may take a reused id on SQLite
+    new_id = turn_record(
+        name="phoenix", messages=turn(("human", "second life"), ("ai", "hello")), language="en"
+    )
+    assert new_id != old_id and Character.objects.get(name="phoenix").pk == new_id
+    window = RecentMessage.objects.filter(character_id=new_id).order_by("position")
+    assert [m.data["content"] for m in window] == ["second life", "hello"]
+    assert not RecentMessage.objects.filter(character__name="decoy").exists()
