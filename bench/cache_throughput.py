@@ -3,8 +3,18 @@
 The server is started exactly as ``make run`` starts it (migrate, setup_schedules, prestart, serve)
 on a fresh database: a SQLite file with the ORM broker, then a fresh PostgreSQL database with the
 Redis broker. After a warm-up, N concurrent clients (threads, one keep-alive connection each) send
-two-message turns taken from the shared conversations (memorybank-cn and locomo10) until the fixed
-count is reached. Prints one table row per backend.
+two-message turns taken from the shared conversations (memorybank-cn and locomo10). Two phases per
+backend:
+
+- throughput: closed loop, each client sends its next turn as soon as the last is answered, until
+  the fixed count is reached. Its latencies are those of a saturated server: with N clients always
+  waiting, mean latency is N / throughput, whatever the server does.
+- latency at a fixed load: open loop, the clients together send the target rate (300 turns/s on
+  PostgreSQL, 150 on SQLite), each turn at its scheduled time; a turn's latency runs from its
+  scheduled time, so time spent queued behind a slow answer counts.
+
+After each phase the bench waits until every turn's outbox op is done (the cluster keeps up) and
+reports how long that took. Prints one table row per backend and phase.
 
     .venv/bin/python bench/cache_throughput.py                     # both backends, 2000 turns each
     .venv/bin/python bench/cache_throughput.py --backends sqlite --turns 500 --env NEKOMEM_WORKERS=3
@@ -35,6 +45,8 @@ from tests.support.dataset import as_messages, conversation, turns  # noqa: E402
 from tests.support.server_process import ServerProcess, history_body, server_backend  # noqa: E402
 
 DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+# The issue's targets, used as the open-loop offered load.
+TARGET_RATE = {"postgres": 300.0, "sqlite": 150.0}
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"  # only its host is used: runs go to the dedicated e2e db
 
 
@@ -56,12 +68,15 @@ def turn_bodies(limit: int) -> list[dict[str, Any]]:
 @dataclass
 class Result:
     backend: str
+    phase: str  # "throughput" (closed loop) or "at N/s" (open loop)
     turns: int
     wall: float
     latencies_ms: list[float]
     errors: int
     stored_messages: int
     cpu: dict[str, float]
+    ops_pending: int
+    ops_drain_s: float
 
     def cpu_ms_per_turn(self) -> dict[str, float]:
         return {role: seconds * 1000 / self.turns for role, seconds in self.cpu.items() if seconds > 0}
@@ -71,6 +86,7 @@ class Result:
         q = statistics.quantiles(lat, n=100, method="inclusive")
         return [
             self.backend,
+            self.phase,
             str(self.turns),
             f"{self.wall:.2f}",
             f"{self.turns / self.wall:.0f}",
@@ -78,6 +94,7 @@ class Result:
             f"{q[94]:.1f}",
             f"{q[98]:.1f}",
             str(self.errors),
+            f"{self.ops_drain_s:.1f}" if not self.ops_pending else f"{self.ops_pending} left",
         ]
 
 
@@ -115,7 +132,7 @@ def _cpu_by_role(group: int) -> dict[str, float]:
     """CPU seconds so far of the server's processes (by role), the database and this client.
 
     Read from /proc, so the split shows where a turn's CPU goes on this machine: the server group
-    (gunicorn workers, the django-q2 cluster), PostgreSQL / Redis processes and the client itself.
+    (the granian HTTP workers, the django-q2 cluster), PostgreSQL / Redis processes and the client itself.
     """
     totals: dict[str, float] = collections.defaultdict(float)
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -129,7 +146,7 @@ def _cpu_by_role(group: int) -> dict[str, float]:
         if int(pid) == os.getpid():
             totals["client"] += seconds
         elif int(fields[2]) == group:  # the process group of `serve`
-            role = "cluster" if "qcluster" in cmdline else "gunicorn" if "gunicorn" in cmdline else "serve"
+            role = "cluster" if "qcluster" in cmdline else "http" if "granian" in cmdline else "serve"
             totals[role] += seconds
         elif cmdline.startswith("postgres"):
             totals["postgres"] += seconds
@@ -145,19 +162,33 @@ def _cpu_by_role(group: int) -> dict[str, float]:
 
 
 def run_clients(
-    port: int, bodies: list[dict[str, Any]], clients: int, characters: int, prefix: str
+    port: int,
+    bodies: list[dict[str, Any]],
+    clients: int,
+    characters: int,
+    prefix: str,
+    rate: float | None = None,
 ) -> tuple[float, list[float], int]:
+    """Send every body once; closed loop, or open loop at ``rate`` turns/s over all clients."""
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors = [0] * clients
     start = threading.Barrier(clients + 1)
+    t0 = [0.0]
 
     def work(index: int) -> None:
         client = Client(port)
         name = f"{prefix}{index % characters}"
         start.wait()
         try:
-            for body in bodies[index::clients]:
+            for turn, body in enumerate(bodies[index::clients]):
                 began = time.perf_counter()
+                if rate is not None:
+                    # Turn k of all clients together is due at k / rate; a late start still counts
+                    # from the due time, so a backlog shows up as latency.
+                    due = t0[0] + (turn * clients + index) / rate
+                    if due > began:
+                        time.sleep(due - began)
+                    began = due
                 status = client.post(f"/cache/{name}", body)
                 latencies[index].append((time.perf_counter() - began) * 1000)
                 errors[index] += status != 200
@@ -167,6 +198,7 @@ def run_clients(
     threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
     for thread in threads:
         thread.start()
+    t0[0] = time.perf_counter() + 0.05
     start.wait()
     began = time.perf_counter()
     for thread in threads:
@@ -175,30 +207,74 @@ def run_clients(
     return wall, [ms for per_client in latencies for ms in per_client], sum(errors)
 
 
-def bench_backend(
-    backend: str, server: ServerProcess, args: argparse.Namespace, bodies: list[dict[str, Any]]
+def _ops_drain(server: ServerProcess, timeout: float = 120.0) -> tuple[int, float]:
+    """Wait until no outbox op is pending; returns (ops still pending, seconds waited)."""
+    assert server.database is not None
+    began = time.perf_counter()
+    while True:
+        pending = int(
+            server.database.query("SELECT COUNT(*) FROM journal_outboxop WHERE status = %s", ["pending"])[0][
+                0
+            ]
+        )
+        waited = time.perf_counter() - began
+        if pending == 0 or waited > timeout:
+            return pending, waited
+        time.sleep(0.1)
+
+
+def _measure(
+    backend: str,
+    phase: str,
+    server: ServerProcess,
+    args: argparse.Namespace,
+    bodies: list[dict[str, Any]],
+    prefix: str,
+    rate: float | None,
 ) -> Result:
-    server.extra_env.update(dict(item.split("=", 1) for item in args.env))
-    server.start()
-    run_clients(server.port, bodies[: args.warmup], args.clients, args.characters, "warm")
-    assert server.process is not None
+    assert server.process is not None and server.database is not None
     cpu_before = _cpu_by_role(server.process.pid)
     wall, latencies, errors = run_clients(
-        server.port, bodies[: args.turns], args.clients, args.characters, "bench"
+        server.port, bodies[: args.turns], args.clients, args.characters, prefix, rate
     )
     cpu_after = _cpu_by_role(server.process.pid)
     cpu = {role: cpu_after[role] - cpu_before.get(role, 0.0) for role in cpu_after}
-    assert server.database is not None
+    pending, drain = _ops_drain(server)
     stored = server.database.query(
         "SELECT COUNT(*) FROM recent_rawmessage r JOIN characters_character c ON c.id = r.character_id "
         "WHERE c.name LIKE %s",
-        ["bench%"],
+        [f"{prefix}%"],
     )[0][0]
-    return Result(backend, args.turns, wall, latencies, errors, int(stored), cpu)
+    return Result(backend, phase, args.turns, wall, latencies, errors, int(stored), cpu, pending, drain)
+
+
+def bench_backend(
+    backend: str, server: ServerProcess, args: argparse.Namespace, bodies: list[dict[str, Any]]
+) -> list[Result]:
+    server.extra_env.update(dict(item.split("=", 1) for item in args.env))
+    server.start()
+    run_clients(server.port, bodies[: args.warmup], args.clients, args.characters, "warm")
+    _ops_drain(server)
+    results = [_measure(backend, "throughput", server, args, bodies, "bench", None)]
+    rate = args.rate or TARGET_RATE[backend]
+    if rate > 0:
+        results.append(_measure(backend, f"at {rate:.0f}/s", server, args, bodies, "paced", rate))
+    return results
 
 
 def print_table(results: list[Result], args: argparse.Namespace) -> None:
-    header = ["backend", "turns", "wall s", "turns/s", "p50 ms", "p95 ms", "p99 ms", "errors"]
+    header = [
+        "backend",
+        "phase",
+        "turns",
+        "wall s",
+        "turns/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "errors",
+        "ops drain s",
+    ]
     rows = [header, *(r.row() for r in results)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     print(
@@ -211,10 +287,12 @@ def print_table(results: list[Result], args: argparse.Namespace) -> None:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in results:
         split = ", ".join(f"{role} {ms:.2f}" for role, ms in sorted(r.cpu_ms_per_turn().items()))
-        print(f"CPU ms per turn ({r.backend}, whole machine, timed phase): {split}")
+        print(f"CPU ms per turn ({r.backend}, {r.phase}, whole machine): {split}")
     for r in results:
         if r.stored_messages != 2 * r.turns:
             print(f"WARNING {r.backend}: {r.stored_messages} raw rows stored for {r.turns} turns")
+        if r.ops_pending:
+            print(f"WARNING {r.backend} {r.phase}: {r.ops_pending} outbox ops still pending")
 
 
 def main() -> None:
@@ -225,6 +303,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="open-loop turns/s (default: the backend's target; <0 skips)"
+    )
     parser.add_argument("--characters", type=int, default=8, help="characters the clients spread over")
     parser.add_argument("--postgres-url", default=os.environ.get("NEKOMEM_BENCH_POSTGRES", DEFAULT_POSTGRES))
     parser.add_argument("--redis-url", default=os.environ.get("NEKOMEM_BENCH_REDIS", DEFAULT_REDIS))
@@ -238,7 +319,7 @@ def main() -> None:
             postgres = args.postgres_url if backend == "postgres" else None
             redis = args.redis_url if backend == "postgres" else None
             with server_backend(Path(tmp), postgres_url=postgres, redis_base_url=redis) as server:
-                results.append(bench_backend(backend, server, args, bodies))
+                results.extend(bench_backend(backend, server, args, bodies))
                 print(f"{backend}: done", file=sys.stderr)
     print_table(results, args)
 
