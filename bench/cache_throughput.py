@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import argparse
 import collections
-import http.client
+import heapq
 import itertools
 import json
 import os
+import selectors
+import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,31 +99,62 @@ class Result:
         ]
 
 
-class Client:
-    """One keep-alive connection, reopened when the server closes it."""
+def request_bytes(port: int, path: str, body: dict[str, Any]) -> bytes:
+    """A whole keep-alive HTTP/1.1 POST, serialised once before the clock starts."""
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    head = (
+        f"POST {quote(path)} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: keep-alive\r\n\r\n"
+    )
+    return head.encode() + payload
 
-    def __init__(self, port: int) -> None:
+
+class Connection:
+    """One keep-alive connection driven by the event loop: send a request, read one response."""
+
+    def __init__(self, port: int, requests: list[bytes]) -> None:
         self.port = port
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.requests = requests
+        self.next = 0
+        self.sock = self._open()
+        self.incoming = b""
+        self.started = 0.0  # when the request in flight was due (open loop) or sent (closed loop)
+        self.latencies: list[float] = []
+        self.errors = 0
 
-    def post(self, path: str, body: dict[str, Any]) -> int:
-        payload = json.dumps(body, ensure_ascii=False).encode()
-        headers = {"Content-Type": "application/json", "Connection": "keep-alive"}
-        for attempt in range(2):
-            try:
-                self.conn.request("POST", quote(path), body=payload, headers=headers)
-                response = self.conn.getresponse()
-                response.read()
-                return response.status
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                self.conn.close()
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+    def _open(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock  # blocking: a request goes out whole; reads happen only once the selector says so
 
-    def close(self) -> None:
-        self.conn.close()
+    def begin(self, started: float) -> None:
+        self.started = started
+        self.incoming = b""
+        self.sock.sendall(self.requests[self.next])
+        self.next += 1
+
+    def read(self) -> bool:
+        """Read what is there; True once a whole response has arrived (its latency recorded)."""
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.incoming += chunk
+        end = self.incoming.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        head = self.incoming[:end].decode("latin-1").split("\r\n")
+        length = next(
+            (int(line.split(":", 1)[1]) for line in head[1:] if line.lower().startswith("content-length:")), 0
+        )
+        if len(self.incoming) < end + 4 + length:
+            return False
+        self.latencies.append((time.perf_counter() - self.started) * 1000)
+        self.errors += head[0].split(" ", 2)[1] != "200"
+        return True
+
+    @property
+    def done(self) -> bool:
+        return self.next >= len(self.requests)
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -169,42 +201,63 @@ def run_clients(
     prefix: str,
     rate: float | None = None,
 ) -> tuple[float, list[float], int]:
-    """Send every body once; closed loop, or open loop at ``rate`` turns/s over all clients."""
-    latencies: list[list[float]] = [[] for _ in range(clients)]
-    errors = [0] * clients
-    start = threading.Barrier(clients + 1)
-    t0 = [0.0]
+    """Send every body once over ``clients`` connections; closed loop, or open loop at ``rate``/s.
 
-    def work(index: int) -> None:
-        client = Client(port)
-        name = f"{prefix}{index % characters}"
-        start.wait()
-        try:
-            for turn, body in enumerate(bodies[index::clients]):
-                began = time.perf_counter()
-                if rate is not None:
-                    # Turn k of all clients together is due at k / rate; a late start still counts
-                    # from the due time, so a backlog shows up as latency.
-                    due = t0[0] + (turn * clients + index) / rate
-                    if due > began:
-                        time.sleep(due - began)
-                    began = due
-                status = client.post(f"/cache/{name}", body)
-                latencies[index].append((time.perf_counter() - began) * 1000)
-                errors[index] += status != 200
-        finally:
-            client.close()
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    t0[0] = time.perf_counter() + 0.05
-    start.wait()
+    One thread drives every connection through a selector, so the client spends little CPU (it shares
+    the machine with the server) and no client thread waits on another for the GIL. Closed loop: a
+    connection sends its next turn as soon as its answer arrives. Open loop: turn k of all clients
+    together is due at k / rate; one still waiting for its connection is sent late and its latency
+    counts from the due time, so a backlog shows up as latency.
+    """
+    connections = [
+        Connection(
+            port,
+            [
+                request_bytes(port, f"/cache/{prefix}{index % characters}", body)
+                for body in bodies[index::clients]
+            ],
+        )
+        for index in range(clients)
+    ]
+    selector = selectors.DefaultSelector()
+    for conn in connections:
+        selector.register(conn.sock, selectors.EVENT_READ, conn)
     began = time.perf_counter()
-    for thread in threads:
-        thread.join()
+    # (due time, connection index): every connection's next request
+    due: list[tuple[float, int]] = []
+    for index, conn in enumerate(connections):
+        if conn.requests:
+            due.append((began + index / rate if rate else began, index))
+    heapq.heapify(due)
+    busy = 0
+    while due or busy:
+        now = time.perf_counter()
+        while due and due[0][0] <= now:
+            when, index = heapq.heappop(due)
+            connections[index].begin(when if rate else now)
+            busy += 1
+        timeout = max(0.0, due[0][0] - time.perf_counter()) if due else None
+        if not busy:
+            time.sleep(timeout or 0)
+            continue
+        for key, _events in selector.select(timeout):
+            conn = key.data
+            if not conn.read():
+                continue
+            busy -= 1
+            if not conn.done:
+                index = connections.index(conn)
+                next_due = began + (conn.next * clients + index) / rate if rate else time.perf_counter()
+                heapq.heappush(due, (next_due, index))
     wall = time.perf_counter() - began
-    return wall, [ms for per_client in latencies for ms in per_client], sum(errors)
+    for conn in connections:
+        selector.unregister(conn.sock)
+        conn.sock.close()
+    return (
+        wall,
+        [ms for conn in connections for ms in conn.latencies],
+        sum(conn.errors for conn in connections),
+    )
 
 
 def _ops_drain(server: ServerProcess, timeout: float = 120.0) -> tuple[int, float]:

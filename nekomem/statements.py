@@ -52,10 +52,10 @@ def insert_select_sql(
     model: type[Model],
     rows: Sequence[Mapping[str, Any]],
     *,
-    source: str,
+    source: str | None = None,
     computed: Callable[[int], dict[str, str]] | None = None,
 ) -> tuple[str, list[Any]]:
-    """``INSERT INTO <table> (…) SELECT … FROM <source> UNION ALL …``: one row per mapping.
+    """``INSERT INTO <table> (…) SELECT … [FROM <source>] UNION ALL …``: one row per mapping.
 
     ``rows`` hold values by field attname (``character_id``); a field left out gets what ``save()``
     would give it: the current time when it is ``auto_now``/``auto_now_add``, else its default.
@@ -89,6 +89,6 @@ def insert_select_sql(
                 value = f.get_default()
             expressions.append("%s")
             params.append(f.get_db_prep_save(value, connection))
-        selects.append(f"SELECT {', '.join(expressions)} FROM {source}")
+        selects.append(f"SELECT {', '.join(expressions)}" + (f" FROM {source}" if source else ""))
     table = connection.ops.quote_name(model._meta.db_table)
     return f"INSERT INTO {table} ({columns}) {' UNION ALL '.join(selects)}", params

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -161,15 +162,12 @@ def turn_record(
             with transaction.atomic():
                 _turn_write(character_id=character_id, **write)
             inline_failed = not compress_inline(character_id=character_id)
-    elif connection.vendor == "postgresql":
-        # Inside a caller's transaction (a test, an import) the statement gets a savepoint, like the
-        # ORM path's nested atomic block; on its own it is its own transaction.
-        with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            character_id = _turn_write_statement(name=name, **write)
-    else:
+    elif len(messages) > STATEMENT_MAX_MESSAGES:
         character_id = character_id_for(name=name)
         with settled_transaction(character_id):
             _turn_write(character_id=character_id, **write)
+    else:
+        character_id = _turn_write_statements(name=name, **write)
     # Outside the settle lock: a job's task may run right away (django-q sync mode) and its splice
     # takes the lock itself.
     if compress == "background" or inline_failed:
@@ -191,7 +189,8 @@ def _post_turn_payload(
 def _turn_write(
     *, character_id: int, messages: list[dict[str, Any]], language: str | None, append_recent: bool
 ) -> None:
-    """The turn's one transaction; the caller holds the settle lock and has opened the transaction."""
+    """The turn's one transaction through the ORM, for a large history and for ``/renew``; the
+    caller holds the settle lock and has opened the transaction."""
     window_count = len(messages) if append_recent else 0
     # The counter UPDATE carries the activity fields and is the row lock: one statement for all three.
     first = recent_positions_take(
@@ -208,36 +207,45 @@ def _turn_write(
     outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
 
 
-def _turn_write_statement(
-    *,
-    name: str,
-    messages: list[dict[str, Any]],
-    language: str | None,
-    append_recent: bool,
-) -> int:
-    """``_turn_write`` and its locks as one autocommitted statement on PostgreSQL; returns the id.
+# A chat turn is a few messages; a history larger than this (an import through /cache, say) goes
+# through the ORM, which batches it, instead of one statement with a parameter per value.
+STATEMENT_MAX_MESSAGES = 64
 
-    The character UPDATE takes the settle lock, then the row lock, and hands the window positions
-    it took from the counter to the inserts; the inserts run only when it found the character. The
-    statement commits or fails as a whole, so a turn is written entirely or not at all. The UPDATE
-    matches the name as well as the cached id; when it finds no row (the character was deleted
-    since), the id is looked up again, once.
+
+def _turn_write_statements(
+    *, name: str, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+) -> int:
+    """``_turn_write`` in hand-built statements from the model fields; returns the character's id.
+
+    PostgreSQL: one autocommitted statement. The character UPDATE takes the settle lock, then the
+    row lock, and hands the window positions it took from the counter to the inserts, which are
+    data-modifying CTEs that run only when it found the character; the statement commits or fails
+    as a whole. SQLite: the same UPDATE and INSERTs one after another in one immediate transaction
+    under the settle flock (there, each statement is a library call, not a round trip).
+
+    The UPDATE matches the name as well as the cached id; when it finds no row (the character was
+    deleted since), the id is looked up again, once.
     """
     character_id = character_id_for(name=name, cached=True)
     for attempt in range(2):
-        statement, params, op_id = _turn_statement(
+        turn = _TurnStatements(
             character_id=character_id,
             name=name,
             messages=messages,
             language=language,
             append_recent=append_recent,
         )
-        with connection.cursor() as cursor:
-            cursor.execute(statement, params)
-            found = cursor.fetchone() is not None
+        if connection.vendor == "postgresql":
+            # Inside a caller's transaction (a test, an import) the statement gets a savepoint like
+            # the nested atomic block of the SQLite path; on its own it is its own transaction.
+            with transaction.atomic() if connection.in_atomic_block else nullcontext():
+                found = turn.run_as_one_statement()
+        else:
+            with settled_transaction(character_id):
+                found = turn.run_in_sequence()
         if found:
-            if op_id is not None:
-                outbox_op_enqueue_on_commit(op_id=op_id)
+            if turn.op_id is not None:
+                outbox_op_enqueue_on_commit(op_id=turn.op_id)
             return character_id
         character_id_forget(name=name)
         if attempt == 0:
@@ -245,62 +253,130 @@ def _turn_write_statement(
     raise Character.DoesNotExist(f"character {name!r} vanished while its turn was written")
 
 
-def _turn_statement(
-    *, character_id: int, name: str, messages: list[dict[str, Any]], language: str | None, append_recent: bool
-) -> tuple[str, list[Any], UUID | None]:
-    db = database()
-    meta = Character._meta
+class _TurnStatements:
+    """The statements of one turn: the character UPDATE, then the window, raw-log and outbox rows."""
 
-    def quoted(field: str) -> str:
-        return db.ops.quote_name(column(Character, field))
+    def __init__(
+        self,
+        *,
+        character_id: int,
+        name: str,
+        messages: list[dict[str, Any]],
+        language: str | None,
+        append_recent: bool,
+    ) -> None:
+        self.db = database()
+        self.character_id = character_id
+        self.name = name
+        self.messages = messages
+        self.language = language
+        self.append_recent = append_recent
+        self.window_count = len(messages) if append_recent else 0
+        self.op_id: UUID | None = None
 
-    window_count = len(messages) if append_recent else 0
-    counter = quoted("recent_next_position")
-    assignments = [f"{counter} = c.{counter} + %s"]
-    params: list[Any] = [window_count]
-    for field, value in _activity_fields(messages=messages, language=language).items():
-        assignments.append(f"{quoted(field)} = %s")
-        params.append(model_field(Character, field).get_db_prep_save(value, db))
-    lock_source, lock_params = settle_lock_source(character_id)
-    ctes = [
-        f"settled AS (UPDATE {db.ops.quote_name(meta.db_table)} AS c SET {', '.join(assignments)} "
-        f"FROM {lock_source} WHERE c.{quoted('id')} = %s AND c.{quoted('name')} = %s "
-        # The raw log's timestamp is read after the locks are held, so time order is commit order.
-        f"RETURNING c.{counter} - %s AS first_position, clock_timestamp() AS written_at)"
-    ]
-    params += [*lock_params, character_id, name, window_count]
-    if not messages:
-        return f"WITH {ctes[0]} SELECT first_position FROM settled", params, None
-    inserts: list[tuple[str, list[Any]]] = []
-    if append_recent:
-        window = [{"character_id": character_id, "type": m["type"], "data": m["data"]} for m in messages]
-        position = column(RecentMessage, "position")
+    def _quoted(self, field: str) -> str:
+        return self.db.ops.quote_name(column(Character, field))
+
+    def _character_update(
+        self, *, lock_source: str = "", lock_params: Sequence[Any] = (), returning: str = ""
+    ) -> tuple[str, list[Any]]:
+        counter = self._quoted("recent_next_position")
+        assignments = [f"{counter} = {counter} + %s"]
+        params: list[Any] = [self.window_count]
+        for field, value in _activity_fields(messages=self.messages, language=self.language).items():
+            assignments.append(f"{self._quoted(field)} = %s")
+            params.append(model_field(Character, field).get_db_prep_save(value, self.db))
+        table = self.db.ops.quote_name(Character._meta.db_table)
+        sql = (
+            f"UPDATE {table} SET {', '.join(assignments)} {lock_source} "
+            f"WHERE {table}.{self._quoted('id')} = %s AND {table}.{self._quoted('name')} = %s "
+            f"RETURNING {table}.{counter} - %s AS first_position{returning}"
+        )
+        return sql, [*params, *lock_params, self.character_id, self.name, self.window_count]
+
+    def _inserts(
+        self, *, source: str | None, first_position: int | None, written_at: datetime | None
+    ) -> list[tuple[str, list[Any]]]:
+        """The INSERTs; with ``source`` their positions and timestamp come from it, else from the
+        values given."""
+        if not self.messages:
+            return []
+        inserts: list[tuple[str, list[Any]]] = []
+        if self.append_recent:
+            window = [
+                {"character_id": self.character_id, "type": m["type"], "data": m["data"]}
+                for m in self.messages
+            ]
+            position = column(RecentMessage, "position")
+            if source is None:
+                assert first_position is not None
+                for i, row in enumerate(window):
+                    row["position"] = first_position + i
+                inserts.append(insert_select_sql(RecentMessage, window))
+            else:
+                inserts.append(
+                    insert_select_sql(
+                        RecentMessage,
+                        window,
+                        source=source,
+                        computed=lambda i: {position: f"{source}.first_position + {i}"},
+                    )
+                )
+        raw = raw_log_values(
+            character_id=self.character_id, messages=self.messages, timestamp=written_at or timezone.now()
+        )
+        timestamp = column(RawMessage, "timestamp")
         inserts.append(
             insert_select_sql(
-                RecentMessage,
-                window,
-                source="settled",
-                computed=lambda i: {position: f"settled.first_position + {i}"},
+                RawMessage,
+                raw,
+                source=source,
+                computed=(lambda i: {timestamp: f"{source}.written_at"}) if source else None,
             )
         )
-    raw = raw_log_values(character_id=character_id, messages=messages, timestamp=timezone.now())
-    timestamp = column(RawMessage, "timestamp")
-    inserts.append(
-        insert_select_sql(
-            RawMessage, raw, source="settled", computed=lambda i: {timestamp: "settled.written_at"}
+        op = outbox_op_statement(
+            character_id=self.character_id,
+            op_type=POST_TURN_OP,
+            payload=_post_turn_payload(
+                messages=self.messages, session_id=raw[0]["session_id"], language=self.language
+            ),
+            source=source,
         )
-    )
-    op = outbox_op_statement(
-        character_id=character_id,
-        op_type=POST_TURN_OP,
-        payload=_post_turn_payload(messages=messages, session_id=raw[0]["session_id"], language=language),
-        source="settled",
-    )
-    inserts.append((op.sql, op.params))
-    for index, (sql, insert_params) in enumerate(inserts):
-        ctes.append(f"write_{index} AS ({sql})")
-        params.extend(insert_params)
-    return f"WITH {', '.join(ctes)} SELECT first_position FROM settled", params, op.op_id
+        inserts.append((op.sql, op.params))
+        self.op_id = op.op_id
+        return inserts
+
+    def run_as_one_statement(self) -> bool:
+        """PostgreSQL: everything in one statement; False when the character was not found."""
+        lock_source, lock_params = settle_lock_source(self.character_id)
+        update, params = self._character_update(
+            lock_source=f"FROM {lock_source}",
+            lock_params=lock_params,
+            # The raw log's timestamp is read after the locks are held, so time order is commit order.
+            returning=", clock_timestamp() AS written_at",
+        )
+        ctes = [f"settled AS ({update})"]
+        for index, (sql, insert_params) in enumerate(
+            self._inserts(source="settled", first_position=None, written_at=None)
+        ):
+            ctes.append(f"write_{index} AS ({sql})")
+            params.extend(insert_params)
+        with self.db.cursor() as cursor:
+            cursor.execute(f"WITH {', '.join(ctes)} SELECT first_position FROM settled", params)
+            return cursor.fetchone() is not None
+
+    def run_in_sequence(self) -> bool:
+        """Inside the caller's transaction, which holds the settle lock: the UPDATE (the row lock),
+        then the INSERTs. False when the character was not found."""
+        update, params = self._character_update()
+        with self.db.cursor() as cursor:
+            cursor.execute(update, params)
+            row = cursor.fetchone()
+            if row is None:
+                return False
+            for sql, insert_params in self._inserts(source=None, first_position=row[0], written_at=None):
+                cursor.execute(sql, insert_params)
+        return True
 
 
 # --- idle maintenance ----------------------------------------------------------------------------------

@@ -106,12 +106,12 @@ class OutboxOpStatement:
 
 
 def outbox_op_statement(
-    *, character_id: int, op_type: str, payload: dict[str, Any], source: str
+    *, character_id: int, op_type: str, payload: dict[str, Any], source: str | None = None
 ) -> OutboxOpStatement:
-    """The INSERT that registers one op, inserted only when ``source`` yields a row.
+    """The INSERT that registers one op (only when ``source``, if given, yields a row).
 
-    The caller runs it inside its own statement (so the op commits with the change it belongs to)
-    and then calls ``outbox_op_enqueue_on_commit`` with ``op_id``.
+    The caller runs it in the transaction (or the statement) of the change the op belongs to, and
+    then calls ``outbox_op_enqueue_on_commit`` with ``op_id``.
     """
     op_id = uuid4()
     sql, params = insert_select_sql(

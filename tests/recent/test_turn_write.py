@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for
@@ -59,8 +58,8 @@ def normalised(state: dict) -> dict:
     return state
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement path is PostgreSQL's")
-def test_the_one_statement_path_writes_exactly_what_the_orm_path_writes():
+def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
+    """PostgreSQL: one statement; SQLite: hand-built statements in one transaction."""
     from nekomem.characters.locks import settled_transaction
     from recent.services import _turn_write
 
@@ -102,3 +101,17 @@ def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
     window = RecentMessage.objects.filter(character_id=new_id).order_by("position")
     assert [m.data["content"] for m in window] == ["second life", "hello"]
     assert not RecentMessage.objects.filter(character__name="decoy").exists()
+
+
+def test_a_history_too_large_for_one_statement_is_written_whole_through_the_orm(client):
+    from recent.services import STATEMENT_MAX_MESSAGES
+
+    count = STATEMENT_MAX_MESSAGES * 10
+    pairs = [("human" if i % 2 == 0 else "ai", f"消息 {i}") for i in range(count)]
+    turn_record(name="big", messages=turn(*pairs), language="zh")
+    turn_record(name="big", messages=turn(("human", "之后"), ("ai", "嗯")), language="zh")
+    window = list(RecentMessage.objects.filter(character__name="big").order_by("position"))
+    assert [m.data["content"] for m in window] == [text for _kind, text in pairs] + ["之后", "嗯"]
+    assert [m.position for m in window] == list(range(count + 2))
+    assert RawMessage.objects.filter(character__name="big").count() == count + 2
+    assert OutboxOp.objects.filter(character__name="big").count() == 2
