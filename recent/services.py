@@ -294,11 +294,10 @@ class _TurnStatements:
         )
         return sql, [*params, *lock_params, self.character_id, self.name, self.window_count]
 
-    def _inserts(
-        self, *, source: str | None, first_position: int | None, written_at: datetime | None
-    ) -> list[tuple[str, list[Any]]]:
-        """The INSERTs; with ``source`` their positions and timestamp come from it, else from the
-        values given."""
+    def _inserts(self, *, source: str | None, first_position: int | None) -> list[tuple[str, list[Any]]]:
+        """The INSERTs. With ``source`` (a CTE of the same statement) the positions and the raw log's
+        timestamp come from it; without, the positions start at ``first_position`` and the timestamp
+        is read now, inside the caller's transaction after its UPDATE."""
         if not self.messages:
             return []
         inserts: list[tuple[str, list[Any]]] = []
@@ -322,9 +321,7 @@ class _TurnStatements:
                         computed=lambda i: {position: f"{source}.first_position + {i}"},
                     )
                 )
-        raw = raw_log_values(
-            character_id=self.character_id, messages=self.messages, timestamp=written_at or timezone.now()
-        )
+        raw = raw_log_values(character_id=self.character_id, messages=self.messages, timestamp=timezone.now())
         timestamp = column(RawMessage, "timestamp")
         inserts.append(
             insert_select_sql(
@@ -356,9 +353,7 @@ class _TurnStatements:
             returning=", clock_timestamp() AS written_at",
         )
         ctes = [f"settled AS ({update})"]
-        for index, (sql, insert_params) in enumerate(
-            self._inserts(source="settled", first_position=None, written_at=None)
-        ):
+        for index, (sql, insert_params) in enumerate(self._inserts(source="settled", first_position=None)):
             ctes.append(f"write_{index} AS ({sql})")
             params.extend(insert_params)
         with self.db.cursor() as cursor:
@@ -374,7 +369,7 @@ class _TurnStatements:
             row = cursor.fetchone()
             if row is None:
                 return False
-            for sql, insert_params in self._inserts(source=None, first_position=row[0], written_at=None):
+            for sql, insert_params in self._inserts(source=None, first_position=row[0]):
                 cursor.execute(sql, insert_params)
         return True
 
