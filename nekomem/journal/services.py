@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 OUTBOX_MAX_ATTEMPTS = 5
 OUTBOX_LEASE = timedelta(minutes=10)
 OUTBOX_TASK = "nekomem.journal.tasks.outbox_ops_run"
-OUTBOX_BATCH_MAX = 100  # ops in one django-q2 task
+# Ops in one django-q2 task. Small enough that a batch of LLM-calling steps (per-turn extraction
+# with powerful memory off) fits the task timeout; large enough for a busy window of chat turns.
+OUTBOX_BATCH_MAX = 20
 
 
 def _require_atomic(what: str) -> None:
@@ -231,7 +233,7 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     """Run each op's steps once, in the given order; returns each op's status afterwards.
 
     An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
-    alone. Each op succeeds, waits or fails on its own; the successes are marked done together.
+    alone. Each op succeeds, waits or fails on its own.
     """
     if not op_ids:
         return {}
@@ -245,7 +247,6 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
             statuses[op_id] = (
                 "missing" if status is None else "busy" if status == OutboxOp.Status.PENDING else status
             )
-    done: list[UUID] = []
     for op_id in op_ids:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
@@ -261,12 +262,12 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
         except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
             statuses[op_id] = _outbox_op_fail(op_id=op_id, error=exc)
         else:
-            done.append(op_id)
+            # Marked done at once, not with the rest of the batch: a step may call an LLM, and a
+            # task cut short by its timeout must not take finished ops back to pending.
+            OutboxOp.objects.filter(op_id=op_id).update(
+                status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
+            )
             statuses[op_id] = OutboxOp.Status.DONE
-    if done:
-        OutboxOp.objects.filter(op_id__in=done).update(
-            status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
-        )
     return statuses
 
 
