@@ -17,7 +17,10 @@ class RecentMessage(models.Model):
         AI = "ai"
         SYSTEM = "system"
 
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="recent_messages")
+    # No index of its own: recent_unique_position (character, position) serves every lookup by character.
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="recent_messages", db_index=False
+    )
     position = models.BigIntegerField()
     type = models.CharField(max_length=8, choices=Kind.choices)
     data = models.JSONField(help_text="The message's LangChain ``data`` dict (content, kwargs, metadata).")
@@ -49,7 +52,10 @@ class RecentMeta(models.Model):
 class RawMessage(models.Model):
     """``time_indexed_original``: the raw journal, one row per message, one timestamp per call."""
 
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="raw_messages")
+    # No index of its own: raw_character_time (character, timestamp, id) serves every lookup by character.
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="raw_messages", db_index=False
+    )
     session_id = models.CharField(max_length=64, help_text="uuid of the /cache or /process call")
     message = models.TextField(help_text="one message as JSON in the {type, data} shape")
     timestamp = models.DateTimeField()

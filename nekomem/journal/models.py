@@ -50,7 +50,10 @@ class OutboxOp(models.Model):
         DEAD = "dead"
 
     op_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="outbox_ops")
+    # No index of its own: the (character, status) index serves every lookup by character.
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="outbox_ops", db_index=False
+    )
     type = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
