@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -29,6 +30,7 @@ OUTBOX_TASK = "nekomem.journal.tasks.outbox_ops_run"
 # Ops in one django-q2 task. Small enough that a batch of LLM-calling steps (per-turn extraction
 # with powerful memory off) fits the task timeout; large enough for a busy window of chat turns.
 OUTBOX_BATCH_MAX = 20
+OUTBOX_DONE_MARK_SECONDS = 1.0
 
 
 def _require_atomic(what: str) -> None:
@@ -233,7 +235,8 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     """Run each op's steps once, in the given order; returns each op's status afterwards.
 
     An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
-    alone. Each op succeeds, waits or fails on its own.
+    alone. Each op succeeds, waits or fails on its own; finished ops are marked done together, at
+    least every ``OUTBOX_DONE_MARK_SECONDS``.
     """
     if not op_ids:
         return {}
@@ -247,6 +250,18 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
             statuses[op_id] = (
                 "missing" if status is None else "busy" if status == OutboxOp.Status.PENDING else status
             )
+    done: list[UUID] = []
+    last_mark = time.monotonic()
+
+    def mark_done() -> None:
+        nonlocal last_mark
+        if done:
+            OutboxOp.objects.filter(op_id__in=done).update(
+                status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
+            )
+            done.clear()
+        last_mark = time.monotonic()
+
     for op_id in op_ids:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
@@ -262,12 +277,13 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
         except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
             statuses[op_id] = _outbox_op_fail(op_id=op_id, error=exc)
         else:
-            # Marked done at once, not with the rest of the batch: a step may call an LLM, and a
-            # task cut short by its timeout must not take finished ops back to pending.
-            OutboxOp.objects.filter(op_id=op_id).update(
-                status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
-            )
+            done.append(op_id)
             statuses[op_id] = OutboxOp.Status.DONE
+        # Finished ops are marked together, but never held back long: a step may call an LLM, and
+        # a task cut short by its timeout must not take finished ops back to pending.
+        if time.monotonic() - last_mark >= OUTBOX_DONE_MARK_SECONDS:
+            mark_done()
+    mark_done()
     return statuses
 
 

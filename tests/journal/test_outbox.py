@@ -167,3 +167,27 @@ def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
     assert services.outbox_ops_requeue() == services.OUTBOX_BATCH_MAX + 5
     assert sorted(p["n"] for p in calls) == list(range(services.OUTBOX_BATCH_MAX + 5))
     assert not OutboxOp.objects.exclude(status=OutboxOp.Status.DONE).exists()
+
+
+def test_a_finished_op_is_marked_done_before_a_slow_later_op_of_its_batch_runs(monkeypatch):
+    character = CharacterFactory()
+    seen: list[str] = []
+
+    def step(character_id: int, payload: dict) -> None:
+        if payload["n"] == 1:  # the "slow" op looks at the one before it
+            seen.append(OutboxOp.objects.get(payload__n=0).status)
+
+    monkeypatch.setattr(services, "OUTBOX_DONE_MARK_SECONDS", 0.0)
+    register_outbox_step("test_op", "look", step)
+    try:
+        with transaction.atomic():
+            ops = [
+                OutboxOp.objects.create(character=character, type="test_op", payload={"n": i})
+                for i in range(2)
+            ]
+        assert services.outbox_ops_execute(op_ids=[op.op_id for op in ops]) == {
+            op.op_id: "done" for op in ops
+        }
+    finally:
+        unregister_outbox_step("test_op", "look")
+    assert seen == [OutboxOp.Status.DONE]

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 STOP_GRACE_SECONDS = 20
+CLUSTER_NICENESS = 10
 
 
 def http_server_command(python: str) -> list[str]:
@@ -61,7 +62,15 @@ class Command(BaseCommand):
         python = sys.executable
         children = [subprocess.Popen(http_server_command(python), cwd=settings.BASE_DIR)]
         if not options["no_cluster"]:
-            children.append(subprocess.Popen([python, "manage.py", "qcluster"], cwd=settings.BASE_DIR))
+            children.append(
+                subprocess.Popen(
+                    [python, "manage.py", "qcluster"],
+                    cwd=settings.BASE_DIR,
+                    # Background maintenance (outbox steps, extraction, embeddings) yields the CPU to
+                    # the chat's requests: it only has to keep up, a request has someone waiting.
+                    preexec_fn=lambda: os.nice(CLUSTER_NICENESS),
+                )
+            )
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
 
         stopping = False
