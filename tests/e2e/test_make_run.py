@@ -3,6 +3,7 @@ serve) on the embedded default, under a var/ directory of its own, across a rest
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,3 +55,29 @@ def test_make_run_serves_a_cached_turn_in_new_dialog_and_keeps_it_across_a_resta
     after = dialog_lines()
     recent = [line for line in after if " | " in line]
     assert recent == [line for line in before if " | " in line]
+
+
+def _server_processes(server: ServerProcess) -> dict[int, tuple[str, int]]:
+    """pid -> (command line, niceness) of every process in the server's process group."""
+    assert server.process is not None
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if int(fields[2]) == server.process.pid:  # the process group
+            found[int(pid)] = (cmdline, int(fields[16]))
+    return found
+
+
+def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(server: ServerProcess) -> None:
+    server.start()
+    processes = _server_processes(server).values()
+    cluster = [nice for cmdline, nice in processes if "qcluster" in cmdline]
+    http = [nice for cmdline, nice in processes if "granian" in cmdline]
+    assert cluster and http
+    assert set(http) == {os.getpriority(os.PRIO_PROCESS, 0)}
+    assert set(cluster) == {min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)}
