@@ -286,6 +286,11 @@ def _measure(
     rate: float | None,
 ) -> Result:
     assert server.process is not None and server.database is not None
+    # The phase's characters exist before the clock starts: a first turn creates its character, and
+    # a chat server's characters are long-lived, so that is not what the phase measures.
+    first_turns = bodies[: args.characters]
+    run_clients(server.port, first_turns, args.characters, args.characters, prefix)
+    _ops_drain(server)
     cpu_before = _cpu_by_role(server.process.pid)
     wall, latencies, errors = run_clients(
         server.port, bodies[: args.turns], args.clients, args.characters, prefix, rate
@@ -298,6 +303,7 @@ def _measure(
         "WHERE c.name LIKE %s",
         [f"{prefix}%"],
     )[0][0]
+    stored -= 2 * len(first_turns)
     return Result(backend, phase, args.turns, wall, latencies, errors, int(stored), cpu, pending, drain)
 
 
