@@ -20,7 +20,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.journal.events import check_event_type
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp
 from nekomem.journal.registry import OutboxWait, event_handler_for, outbox_steps_for
-from nekomem.statements import insert_select_sql
+from nekomem.statements import column, database, insert_select_sql, model_field
 
 logger = logging.getLogger(__name__)
 
@@ -194,24 +194,26 @@ class ClaimedOp:
 def _claim(op_ids: Sequence[UUID]) -> dict[UUID, ClaimedOp]:
     """Lease the pending ops among ``op_ids`` and read them, in one ``UPDATE … RETURNING``."""
     now = timezone.now()
-    meta = OutboxOp._meta
-    quote = connection.ops.quote_name
-    column = {f.name: quote(str(f.column)) for f in meta.concrete_fields}
-    id_field = meta.get_field("op_id")
-    lease = meta.get_field("lease_until")
+    db = database()
+
+    def quoted(field: str) -> str:
+        return db.ops.quote_name(column(OutboxOp, field))
+
+    id_field = model_field(OutboxOp, "op_id")
+    lease = model_field(OutboxOp, "lease_until")
     sql = (
-        f"UPDATE {quote(meta.db_table)} SET {column['lease_until']} = %s "
-        f"WHERE {column['op_id']} IN ({', '.join(['%s'] * len(op_ids))}) AND {column['status']} = %s "
-        f"AND ({column['lease_until']} IS NULL OR {column['lease_until']} < %s) "
-        f"RETURNING {column['op_id']}, {column['character']}, {column['type']}, {column['payload']}"
+        f"UPDATE {db.ops.quote_name(OutboxOp._meta.db_table)} SET {quoted('lease_until')} = %s "
+        f"WHERE {quoted('op_id')} IN ({', '.join(['%s'] * len(op_ids))}) AND {quoted('status')} = %s "
+        f"AND ({quoted('lease_until')} IS NULL OR {quoted('lease_until')} < %s) "
+        f"RETURNING {quoted('op_id')}, {quoted('character')}, {quoted('type')}, {quoted('payload')}"
     )
     params = [
-        lease.get_db_prep_save(now + OUTBOX_LEASE, connection),
-        *(id_field.get_db_prep_save(op_id, connection) for op_id in op_ids),
+        lease.get_db_prep_save(now + OUTBOX_LEASE, db),
+        *(id_field.get_db_prep_save(op_id, db) for op_id in op_ids),
         OutboxOp.Status.PENDING,
-        lease.get_db_prep_save(now, connection),
+        lease.get_db_prep_save(now, db),
     ]
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     claimed = {}
