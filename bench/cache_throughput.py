@@ -43,7 +43,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from tests.support.dataset import as_messages, conversation, turns  # noqa: E402
-from tests.support.server_process import ServerProcess, history_body, server_backend  # noqa: E402
+from tests.support.server_process import (  # noqa: E402
+    ServerProcess,
+    history_body,
+    process_tree,
+    running_processes,
+    server_backend,
+)
 
 DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 # The issue's targets, used as the open-loop offered load.
@@ -160,30 +166,27 @@ class Connection:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_by_role(group: int) -> dict[str, float]:
+def _cpu_by_role(server_pid: int) -> dict[str, float]:
     """CPU seconds so far of the server's processes (by role), the database and this client.
 
-    Read from /proc, so the split shows where a turn's CPU goes on this machine: the server group
-    (the granian HTTP workers, the django-q2 cluster), PostgreSQL / Redis processes and the client itself.
+    Read from /proc, so the split shows where a turn's CPU goes on this machine: the processes under
+    `serve` (the granian HTTP workers, the django-q2 cluster), PostgreSQL / Redis processes and the
+    client itself.
     """
     totals: dict[str, float] = collections.defaultdict(float)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        seconds = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-        if int(pid) == os.getpid():
-            totals["client"] += seconds
-        elif int(fields[2]) == group:  # the process group of `serve`
+    processes = running_processes()
+    server = process_tree(server_pid, processes)
+    for pid, info in processes.items():
+        if pid == os.getpid():
+            totals["client"] += info.cpu_seconds
+        elif pid in server:
+            cmdline = info.cmdline
             role = "cluster" if "qcluster" in cmdline else "http" if "granian" in cmdline else "serve"
-            totals[role] += seconds
-        elif cmdline.startswith("postgres"):
-            totals["postgres"] += seconds
-        elif "redis-server" in cmdline:
-            totals["redis"] += seconds
+            totals[role] += info.cpu_seconds
+        elif info.cmdline.startswith("postgres"):
+            totals["postgres"] += info.cpu_seconds
+        elif "redis-server" in info.cmdline:
+            totals["redis"] += info.cpu_seconds
     # Interrupt time (mostly the loopback TCP of our own round trips) belongs to no process; what
     # remains of the machine's busy time is someone else's load, which makes a run incomparable.
     ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]

@@ -6,8 +6,9 @@ touches the test process's Django connections.
 
 - ``provision_database`` creates a fresh SQLite file or PostgreSQL database (dropped by ``drop``).
 - ``ServerProcess`` runs the ``run`` recipe of the Makefile (migrate, setup_schedules, prestart,
-  serve) with the plain ``nekomem.settings``; ``serve`` runs in a process group of its own, so
-  ``kill`` (SIGKILL) and ``stop`` reach the HTTP server, its workers and the django-q2 cluster alike.
+  serve) with the plain ``nekomem.settings``. ``serve`` starts the HTTP server and the django-q2
+  cluster in process groups of their own, so ``kill`` (SIGKILL) and ``stop`` act on the whole
+  process tree under ``serve``, read from /proc.
 """
 
 from __future__ import annotations
@@ -188,6 +189,70 @@ def history_body(messages: list[dict[str, Any]], language: str | None = None) ->
 # The server process
 
 
+@dataclass(frozen=True)
+class ProcessInfo:
+    pid: int
+    ppid: int
+    process_group: int
+    niceness: int
+    cpu_seconds: float  # user + system, this process's own
+    started: int  # clock ticks after boot: with the pid, names this process and no later one
+    cmdline: str
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def running_processes() -> dict[int, ProcessInfo]:
+    """Every process on the machine, from /proc."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # after the command name, which may hold spaces
+        found[int(pid)] = ProcessInfo(
+            pid=int(pid),
+            ppid=int(fields[1]),
+            process_group=int(fields[2]),
+            niceness=int(fields[16]),
+            cpu_seconds=(int(fields[11]) + int(fields[12])) / _CLOCK_TICKS,
+            started=int(fields[19]),
+            cmdline=cmdline.strip(),
+        )
+    return found
+
+
+def process_tree(root: int, processes: dict[int, ProcessInfo] | None = None) -> dict[int, ProcessInfo]:
+    """``root`` and all its descendants that are running now (or among ``processes``)."""
+    processes = running_processes() if processes is None else processes
+    tree = {root: processes[root]} if root in processes else {}
+    grew = True
+    while grew:
+        grew = False
+        for info in processes.values():
+            if info.ppid in tree and info.pid not in tree:
+                tree[info.pid] = info
+                grew = True
+    return tree
+
+
+def still_running(tree: dict[int, ProcessInfo]) -> list[int]:
+    now = running_processes()
+    return [pid for pid, info in tree.items() if pid in now and now[pid].started == info.started]
+
+
+def _kill(tree: dict[int, ProcessInfo]) -> None:
+    """SIGKILL what of ``tree`` still runs, all stopped first so no granian master respawns a worker."""
+    alive = still_running(tree)
+    for signum in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+
+
 @dataclass
 class ServerProcess:
     """The memory server started exactly as ``make run`` starts it, configured by environment only."""
@@ -278,41 +343,52 @@ class ServerProcess:
             time.sleep(0.1)
         raise RuntimeError(f"server not ready after {timeout:.0f} s:\n{self.log_tail()}")
 
+    def processes(self) -> dict[int, ProcessInfo]:
+        """``serve`` and every process under it: granian's master and workers, the cluster's."""
+        return process_tree(self.process.pid) if self.process is not None else {}
+
     def kill(self) -> None:
-        """SIGKILL the whole process group at once: no worker gets to finish anything."""
-        self._signal_group(signal.SIGKILL)
-        self._reap(timeout=10)
+        """SIGKILL the whole tree at once: no worker gets to finish anything."""
+        tree = self.processes()
+        _kill(tree)
+        self._reap(tree, timeout=10)
+
+    def interrupt(self) -> float:
+        """A terminal's Ctrl-C: SIGINT to the foreground process group, which is ``serve``'s.
+
+        Returns the seconds until the whole tree had exited (SIGKILL after 60 s).
+        """
+        assert self.process is not None
+        tree = self.processes()
+        started = time.monotonic()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGINT)
+        self._reap(tree, timeout=60)
+        took = time.monotonic() - started
+        _kill(tree)
+        self._reap(tree, timeout=10)
+        return took
 
     def stop(self) -> None:
-        """Ctrl-C's path (SIGTERM to ``serve``, which stops both children); SIGKILL what is left."""
+        """A supervisor's stop (SIGTERM to ``serve``, which stops both children); SIGKILL what is left."""
         if self.process is None:
             return
+        tree = self.processes()
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=30)
-        self._signal_group(signal.SIGKILL)
-        self._reap(timeout=10)
+        _kill(tree)
+        self._reap(tree, timeout=10)
 
-    def _signal_group(self, signum: int) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
-
-    def _reap(self, *, timeout: float) -> None:
-        if self.process is None:
-            return
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=timeout)
-        # Grandchildren are reaped by their new parent; wait (bounded) until the group is gone.
+    def _reap(self, tree: dict[int, ProcessInfo], *, timeout: float) -> None:
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=timeout)
+        # Grandchildren are reaped by their new parent; wait (bounded) until all of them are gone.
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.process.pid, 0)
-            except (ProcessLookupError, PermissionError):
-                return
+        while still_running(tree) and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def log_tail(self, lines: int = 60) -> str:
