@@ -5,12 +5,13 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 STOP_GRACE_SECONDS = 20
 CLUSTER_NICENESS = 10
@@ -77,6 +78,18 @@ def _start_child(command: list[str], *, niceness: int = 0) -> subprocess.Popen[b
     )
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something already listens on ``host:port`` (a socket in TIME_WAIT does not count)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 class Command(BaseCommand):
     help = "Serve the memory API under granian together with a django-q2 cluster."
 
@@ -84,6 +97,12 @@ class Command(BaseCommand):
         parser.add_argument("--no-cluster", action="store_true", help="do not start the django-q2 cluster")
 
     def handle(self, *args, **options):
+        host, port = settings.NEKOMEM_HOST, settings.NEKOMEM_PORT
+        if port_in_use(host, port):
+            # Before anything starts: granian would die on it with a long traceback, the cluster with it.
+            raise CommandError(
+                f"{host}:{port} is already in use, perhaps by another nekomem; stop it or set NEKOMEM_PORT"
+            )
         python = sys.executable
         children = [_start_child(http_server_command(python))]
         if not options["no_cluster"]:
