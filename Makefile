@@ -19,6 +19,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_schedules
 	$(PY) manage.py prestart
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py serve
 
 lint: install

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_q",
     "nekomem.characters",
     "nekomem.journal",
@@ -206,7 +207,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
 }
-SPECTACULAR_SETTINGS = {"TITLE": "nekomem", "VERSION": "0.1.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "nekomem",
+    "VERSION": "0.1.0",
+    # The docs page's scripts come with the server (drf-spectacular-sidecar), so it works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 LOGGING = {
     "version": 1,

@@ -4,6 +4,7 @@ serve) on the embedded default, under a var/ directory of its own, across a rest
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,19 @@ def test_make_run_serves_a_cached_turn_in_new_dialog_and_keeps_it_across_a_resta
     after = dialog_lines()
     recent = [line for line in after if " | " in line]
     assert recent == [line for line in before if " | " in line]
+
+
+def test_the_admin_and_the_api_docs_get_their_files_from_the_server_itself(server: ServerProcess) -> None:
+    server.start()
+    stylesheet = http_call(server.port, "GET", "/static/admin/css/base.css")
+    assert stylesheet.status == 200 and stylesheet.headers["content-type"].startswith("text/css")
+    docs = http_call(server.port, "GET", "/api/v1/docs/")
+    assert docs.status == 200
+    scripts = re.findall(r'src="([^"]+\.js)"', docs.text)
+    assert scripts and all(src.startswith("/static/") for src in scripts), scripts  # no CDN
+    for src in scripts:
+        assert http_call(server.port, "GET", src).status == 200, src
+    assert http_call(server.port, "GET", "/static/admin/css/no-such-file.css").status == 404
 
 
 def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(server: ServerProcess) -> None:

@@ -156,6 +156,7 @@ def redis_queue_cleanup(redis_url: str, q_name: str) -> None:
 class HttpResult:
     status: int
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -173,7 +174,8 @@ def http_call(port: int, method: str, path: str, body: Any = None, *, timeout: f
         headers = {"Content-Type": "application/json"} if payload is not None else {}
         conn.request(method, quote(path, safe="/?=&"), body=payload, headers=headers)
         response = conn.getresponse()
-        return HttpResult(response.status, response.read())
+        response_headers = {name.lower(): value for name, value in response.getheaders()}
+        return HttpResult(response.status, response.read(), response_headers)
     finally:
         conn.close()
 

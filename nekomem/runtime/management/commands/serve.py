@@ -51,6 +51,12 @@ def http_server_command(python: str) -> list[str]:
         # A stop lets requests in flight finish for as long as `serve` waits for its children.
         "--workers-kill-timeout",
         str(STOP_GRACE_SECONDS),
+        # The admin's and the API docs' files, gathered by `collectstatic` (the run recipe), are served
+        # by granian itself, without a trip through Django.
+        "--static-path-route",
+        "/" + settings.STATIC_URL.strip("/"),
+        "--static-path-mount",
+        str(settings.STATIC_ROOT),
         "--log-level",
         "warning",
         "nekomem.wsgi:application",
