@@ -88,8 +88,13 @@ def test_ctrl_c_stops_the_server_and_the_cluster_promptly(server: ServerProcess)
     for _ in range(3):
         server.start()
         tree = server.processes()
+        assert server.process is not None
         assert any("qcluster" in info.cmdline for info in tree.values())
         assert any("granian" in info.cmdline for info in tree.values())
+        # Only `serve` is in the group a terminal signals; it alone tells the children to stop.
+        assert [pid for pid, info in tree.items() if info.process_group == server.process.pid] == [
+            server.process.pid
+        ]
         took = server.interrupt()
         assert took < 10, (took, server.log_tail())
         assert "refused to gracefully stop" not in server.log_tail(200)
