@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,27 +31,54 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw else default
 
 
-def _secret_key() -> str:
-    configured = os.environ.get("NEKOMEM_SECRET_KEY")
-    if configured:
-        return configured
-    # A generated key kept under var/ so sessions and health signatures survive restarts.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    return key_file.read_text().strip()
+def _generated_secret(file_name: str) -> str:
+    """A random secret kept under var/, created once by whichever process gets there first.
+
+    Every HTTP worker and the cluster read the same file, so the create is exclusive: a second
+    process that loses the race reads the winner's value instead of writing its own.
+    """
+    path = VAR_DIR / file_name
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+    for _ in range(50):
+        value = path.read_text().strip()
+        if value:
+            return value
+        time.sleep(0.01)  # the creator has the file open but has not written yet
+    raise RuntimeError(f"{path} is empty: delete it and start again")
 
 
-SECRET_KEY = _secret_key()
+# Generated keys live under var/ so sessions and health signatures survive restarts.
+SECRET_KEY = os.environ.get("NEKOMEM_SECRET_KEY") or _generated_secret("secret_key")
 DEBUG = env_bool("NEKOMEM_DEBUG", False)
-ALLOWED_HOSTS = [h for h in os.environ.get("NEKOMEM_ALLOWED_HOSTS", "*").split(",") if h]
-
 NEKOMEM_HOST = os.environ.get("NEKOMEM_HOST", "127.0.0.1")
+
+
+def env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+# Only names that resolve to this machine are served, plus whatever the operator lists: a page
+# whose DNS name is rebound to 127.0.0.1 still sends its own name as Host and is refused.
+LOOPBACK_HOST_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1"]
+_bound_host = [NEKOMEM_HOST] if NEKOMEM_HOST not in {"0.0.0.0", "::", ""} else []
+ALLOWED_HOSTS = list(dict.fromkeys([*LOOPBACK_HOST_NAMES, *_bound_host, *env_list("NEKOMEM_ALLOWED_HOSTS")]))
+# Browser origins other than the server's own that may send requests (e.g. a chat UI on another
+# port). Every other Origin is refused, so no web page can write or read the memory.
+NEKOMEM_ALLOWED_ORIGINS = env_list("NEKOMEM_ALLOWED_ORIGINS")
+CSRF_TRUSTED_ORIGINS = NEKOMEM_ALLOWED_ORIGINS
 NEKOMEM_PORT = env_int("NEKOMEM_PORT", 48912)
 NEKOMEM_WORKERS = env_int("NEKOMEM_WORKERS", 2)  # HTTP server processes
 NEKOMEM_THREADS = env_int("NEKOMEM_THREADS", 8)  # view threads per process
-NEKOMEM_API_TOKEN = os.environ.get("NEKOMEM_API_TOKEN", "")
+# The shared secret for non-loopback clients and for the internal routes (storage control,
+# shutdown, reload), which need it even on loopback. Generated when unset, so `make run` stays
+# zero-configuration: the chat server reads var/api_token or both get NEKOMEM_API_TOKEN.
+NEKOMEM_API_TOKEN = os.environ.get("NEKOMEM_API_TOKEN") or _generated_secret("api_token")
 NEKOMEM_MAX_BODY_BYTES = env_int("NEKOMEM_MAX_BODY_BYTES", 8 * 1024 * 1024)
 NEKOMEM_ALLOW_SHUTDOWN = env_bool("NEKOMEM_ALLOW_SHUTDOWN", False)
 NEKOMEM_DEFAULT_LANGUAGE = os.environ.get("NEKOMEM_LANGUAGE", "zh")
@@ -75,8 +103,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "nekomem.runtime.middleware.HostGuardMiddleware",
     "nekomem.runtime.middleware.BodySizeLimitMiddleware",
+    "nekomem.runtime.middleware.CrossSiteGuardMiddleware",
     "nekomem.runtime.middleware.ClientAccessMiddleware",
+    "nekomem.runtime.middleware.JsonBodyMiddleware",
     "nekomem.runtime.middleware.RestrictedModeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -37,6 +37,14 @@ def _process_caches_forgotten():
     switches_forget()
 
 
+@pytest.fixture
+def internal_client(settings):
+    """A loopback client that sends the shared secret the internal routes need."""
+    from django.test import Client
+
+    return Client(HTTP_AUTHORIZATION=f"Bearer {settings.NEKOMEM_API_TOKEN}")
+
+
 def history(*pairs: tuple[str, str]) -> str:
     """Build an ``input_history`` JSON string from (type, content) pairs."""
     return json.dumps(

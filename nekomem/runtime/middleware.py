@@ -5,9 +5,10 @@ import ipaddress
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
-from nekomem.http import json_ok
+from nekomem.http import json_error, json_ok
 from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
@@ -59,27 +60,118 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-class ClientAccessMiddleware:
-    """Loopback clients pass; anyone else needs ``Authorization: Bearer $NEKOMEM_API_TOKEN``."""
+# Routes that steer the process or its storage: a local web page or another local user's program
+# must not reach them just by being on loopback, so they need the shared secret everywhere, as the
+# original's internal authentication does.
+SECRET_ONLY_PREFIXES = ("/internal/", "/shutdown", "/reload")
+# Routes protected by Django's session + CSRF: they take HTML form bodies.
+SESSION_PROTECTED_PREFIXES = ("/admin/",)
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _forbidden(error_code: str, message: str, status: int = 403) -> HttpResponse:
+    return json_error(message, status=status, error_code=error_code)
+
+
+class HostGuardMiddleware:
+    """Serve only requests addressed to this machine's names or the configured hosts.
+
+    After DNS rebinding a page on ``evil.example`` reaches 127.0.0.1 but still sends its own name as
+    ``Host``; refusing unknown names here keeps it from reading the memory.
+    """
 
     def __init__(self, get_response: Handler) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if _is_loopback(request.META.get("REMOTE_ADDR", "")):
+        try:
+            request.get_host()
+        except DisallowedHost:
+            return _forbidden("disallowed_host", "this Host is not served; see NEKOMEM_ALLOWED_HOSTS", 400)
+        return self.get_response(request)
+
+
+def _foreign_origin(request: HttpRequest) -> bool:
+    origin = request.META.get("HTTP_ORIGIN")
+    if origin is None:
+        return False
+    own = f"{request.scheme}://{request.get_host()}"
+    return origin != own and origin not in settings.NEKOMEM_ALLOWED_ORIGINS
+
+
+class CrossSiteGuardMiddleware:
+    """Refuse requests a web page sends from another origin.
+
+    Browsers mark them with ``Origin`` (every POST, and every CORS request) or
+    ``Sec-Fetch-Site: cross-site``. The chat server sends neither. A top-level GET navigation is
+    let through: the page that caused it cannot read the answer, and a link to the memory browser
+    from elsewhere keeps working.
+    """
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        meta = request.META
+        navigation = request.method in {"GET", "HEAD"} and meta.get("HTTP_SEC_FETCH_MODE") == "navigate"
+        if _foreign_origin(request) or (meta.get("HTTP_SEC_FETCH_SITE") == "cross-site" and not navigation):
+            return _forbidden("cross_site_request", "requests from other web origins are refused")
+        return self.get_response(request)
+
+
+def _has_body(request: HttpRequest) -> bool:
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    return (length.isdigit() and int(length) > 0) or "HTTP_TRANSFER_ENCODING" in request.META
+
+
+def _is_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+class JsonBodyMiddleware:
+    """A body outside the session-protected pages must be ``application/json`` (else 415).
+
+    A web page can send text/plain or form bodies cross-site without asking first; a JSON body
+    makes the browser ask (a CORS preflight), and nobody here answers yes.
+    """
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.method in BODY_METHODS
+            and not request.path.startswith(SESSION_PROTECTED_PREFIXES)
+            and _has_body(request)
+            and not _is_json(request.META.get("CONTENT_TYPE", ""))
+        ):
+            return _forbidden("unsupported_media_type", "the body must be application/json", 415)
+        return self.get_response(request)
+
+
+class ClientAccessMiddleware:
+    """Who may call which route.
+
+    Loopback clients pass, except on the internal routes; everyone else, and every call of an
+    internal route, needs ``Authorization: Bearer $NEKOMEM_API_TOKEN``.
+    """
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        secret_only = request.path.startswith(SECRET_ONLY_PREFIXES)
+        if not secret_only and _is_loopback(request.META.get("REMOTE_ADDR", "")):
             return self.get_response(request)
         token = settings.NEKOMEM_API_TOKEN
         if not token:
-            return json_ok(
-                {"status": "error", "error_code": "forbidden", "message": "only loopback clients are served"},
-                status=403,
-            )
+            return _forbidden("forbidden", "only loopback clients are served: NEKOMEM_API_TOKEN is empty")
         supplied = request.META.get("HTTP_AUTHORIZATION", "")
         if not hmac.compare_digest(supplied.encode(), f"Bearer {token}".encode()):
-            return json_ok(
-                {"status": "error", "error_code": "unauthorized", "message": "missing or wrong bearer token"},
-                status=401,
-            )
+            return _forbidden("unauthorized", "missing or wrong bearer token", 401)
         return self.get_response(request)
 
 

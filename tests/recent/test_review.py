@@ -227,14 +227,20 @@ def test_splice_never_changes_who_spoke():
 
 def test_cancel_without_a_review_reports_no_task(client):
     seed(client, 2)
-    assert client.post("/cancel_correction/Mel").json() == {"status": "no_task"}
-    assert client.post("/cancel_correction/Nobody").json() == {"status": "no_task"}
+    assert client.post("/cancel_correction/Mel", content_type="application/json").json() == {
+        "status": "no_task"
+    }
+    assert client.post("/cancel_correction/Nobody", content_type="application/json").json() == {
+        "status": "no_task"
+    }
 
 
 def test_cancel_stops_a_pending_review(client):
     character = seed(client, 10)
     job = review_maybe_spawn(character_id=character.pk)
-    assert client.post("/cancel_correction/Mel").json() == {"status": "cancelled"}
+    assert client.post("/cancel_correction/Mel", content_type="application/json").json() == {
+        "status": "cancelled"
+    }
     job.refresh_from_db()
     assert job.status == "cancelled"
     assert review_job_run(job_id=job.pk) == "busy"

@@ -59,7 +59,11 @@ def test_cancel_during_the_call_discards_the_result(client, llm_server):
     answers: list[dict] = []
 
     def cancel_then_answer(body):
-        answers.append(in_own_connection(lambda: Client().post("/cancel_correction/Mel").json()))
+        answers.append(
+            in_own_connection(
+                lambda: Client().post("/cancel_correction/Mel", content_type="application/json").json()
+            )
+        )
         return json_content(fix_last(before, "should never be written"))
 
     llm_server.script(cancel_then_answer)

@@ -56,6 +56,6 @@ def test_health_is_signed(client, settings):
     assert body["signature"] == expected.hexdigest()
 
 
-def test_shutdown_is_refused_unless_enabled(client):
-    response = client.post("/shutdown")
+def test_shutdown_is_refused_unless_enabled(internal_client):
+    response = internal_client.post("/shutdown", content_type="application/json")
     assert response.status_code == 403 and response.json()["status"] == "shutdown_disabled"

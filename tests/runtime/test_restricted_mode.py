@@ -58,35 +58,37 @@ def test_health_answers_while_initializing(client):
     assert body["service"] == "memory" and body["limited_mode"] is True
 
 
-def test_block_then_continue(client):
-    blocked = client.post("/internal/storage/startup/block", data="{}", content_type="application/json")
+def test_block_then_continue(client, internal_client):
+    blocked = internal_client.post(
+        "/internal/storage/startup/block", data="{}", content_type="application/json"
+    )
     assert blocked.status_code == 200
     for method, path in GUARDED:
         assert_blocked(call(client, method, path), "storage_startup_blocked_after_init")
     assert client.get("/health").status_code == 200
-    released = client.post("/internal/storage/startup/continue")
+    released = internal_client.post("/internal/storage/startup/continue", content_type="application/json")
     assert released.status_code == 200 and released.json()["ok"] is True
     assert call(client, "post", "/cache/小天").json() == {"status": "cached", "count": 1}
 
 
-def test_block_with_a_reason_reports_it(client):
-    client.post(
+def test_block_with_a_reason_reports_it(client, internal_client):
+    internal_client.post(
         "/internal/storage/startup/block",
         data=json.dumps({"reason": "restore_in_progress"}),
         content_type="application/json",
     )
     assert_blocked(client.get("/new_dialog/小天"), "restore_in_progress")
-    client.post("/internal/storage/startup/continue")
+    internal_client.post("/internal/storage/startup/continue", content_type="application/json")
 
 
-def test_continue_stays_409_while_startup_cannot_finish(client, django_db_blocker):
+def test_continue_stays_409_while_startup_cannot_finish(internal_client, django_db_blocker):
     from django.db import connection
 
     state.set_initializing()
     with connection.cursor() as cursor:  # an unapplied migration makes storage unsafe
         cursor.execute("DELETE FROM django_migrations WHERE app = 'recent'")
     try:
-        response = client.post("/internal/storage/startup/continue")
+        response = internal_client.post("/internal/storage/startup/continue", content_type="application/json")
         assert response.status_code == 409
         assert "migrations not applied" in response.json()["blocking_reason"]
     finally:
