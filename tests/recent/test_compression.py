@@ -7,13 +7,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from nekomem.characters.models import Character
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from nekomem.textproc import count_tokens
 from recent.compression import INPUT_BUDGET_TOKENS, window_compress
 from recent.jobs import recent_jobs_due, recent_jobs_sweep
 from recent.models import RecentJob, RecentMeta
 from recent.prompts import MEMO_PREFIX, stale_hint_text
+from tests.characters.factories import CharacterFactory
+from tests.recent.factories import RecentMetaFactory
 from tests.recent.scripting import contents, dialogue_of, post, summary, system_text, user_text, window
 from tests.support.dataset import as_messages, conversation, english_messages, long_english_chat, turns
 from tests.support.llm_server import TEST_API_KEY, error, json_content
@@ -123,9 +124,9 @@ def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
 
 
 def test_stale_anchor_injects_the_hint_and_moves(client, llm_server, run_commits):
-    character = Character.objects.create(name="Mel", language="en")
+    character = CharacterFactory.create(name="Mel", language="en", master_name="")
     old = timezone.now() - timedelta(hours=2)
-    RecentMeta.objects.create(character=character, last_past_block_update_at=old)
+    RecentMetaFactory.create(character=character, last_past_block_update_at=old)
     llm_server.script(summary("memo"))
 
     run_commits(client, "process", "Mel", english_messages(21))
@@ -135,9 +136,9 @@ def test_stale_anchor_injects_the_hint_and_moves(client, llm_server, run_commits
 
 
 def test_fresh_anchor_gets_no_hint_and_stays(client, llm_server, run_commits):
-    character = Character.objects.create(name="Mel", language="en")
+    character = CharacterFactory.create(name="Mel", language="en", master_name="")
     recent = timezone.now() - timedelta(minutes=10)
-    RecentMeta.objects.create(character=character, last_past_block_update_at=recent)
+    RecentMetaFactory.create(character=character, last_past_block_update_at=recent)
     llm_server.script(summary("memo"))
 
     run_commits(client, "process", "Mel", english_messages(21))
@@ -284,6 +285,6 @@ def test_api_key_never_reaches_logs(client, llm_server, run_commits, caplog):
 
 
 def test_compression_below_threshold_makes_no_call(llm_server):
-    character = Character.objects.create(name="Mel")
+    character = CharacterFactory.create(name="Mel", master_name="")
     assert window_compress(character_id=character.pk).outcome == "not_needed"
     assert llm_server.requests == []

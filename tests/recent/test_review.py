@@ -13,6 +13,7 @@ from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from recent.compression import window_compress
 from recent.models import RecentJob, RecentReviewState
 from recent.review import Turn, plan_replacements, review_job_run, review_maybe_spawn
+from tests.recent.factories import RecentReviewStateFactory
 from tests.recent.scripting import dialogue_of, post, summary, window
 from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content, truncated
@@ -68,7 +69,7 @@ def test_few_new_human_messages_wait_unless_idle_for_thirty_minutes(client):
     character = seed(client, 12)
     positions = list(character.recent_messages.order_by("position").values_list("position", flat=True))
     # The last review saw all but the last 4 messages: only 2 new human messages since.
-    RecentReviewState.objects.create(character=character, cutoff_position=positions[-5])
+    RecentReviewStateFactory.create(character=character, cutoff_position=positions[-5])
     assert review_maybe_spawn(character_id=character.pk) is None
 
     Character.objects.filter(pk=character.pk).update(last_activity_at=timezone.now() - timedelta(minutes=31))
