@@ -22,8 +22,11 @@ run: install
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py serve
 
+# Style, the architecture's import and locking boundaries (nekomem/devtools/boundaries.py), types.
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m nekomem.devtools.boundaries
 	$(VENV)/bin/mypy .
 
 # Embedded default (SQLite + ORM broker), then PostgreSQL + Redis.

@@ -42,7 +42,8 @@ from urllib.parse import quote
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.support.dataset import as_messages, conversation, turns  # noqa: E402
+from bench.shared_data import conversation, turns  # noqa: E402
+from tests.support.dataset import as_messages  # noqa: E402
 from tests.support.server_process import (  # noqa: E402
     ServerProcess,
     history_body,

@@ -11,7 +11,6 @@ the ``fused-muse-minilm`` profile stores as one vector. Prints a table; nothing 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,11 +25,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 
 from django.conf import settings
 
+from bench import shared_data
 from nekomem.embeddings.profiles import MINILM_L6_INT8, MUSE_V3_INT8
 from nekomem.embeddings.service import Embedder, EmbeddingUnavailable
 
-DATA_DIR = Path("/work/shared/data")
-SETS = ["locomo10", "memorybank-cn", "memorybank-en", "madial_bench-ch", "madial_bench-en"]
 MODELS = [MUSE_V3_INT8.name, MINILM_L6_INT8.name]
 # The original's cosine cut-off (reference §4.4) was set for another model; shown to check calibration.
 DEFAULT_THRESHOLD = 0.3
@@ -43,19 +41,14 @@ class Conversation:
     probes: list[tuple[str, set[str]]] = field(default_factory=list)
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 def load_set(name: str, with_speaker: bool) -> dict[str, Conversation]:
     convs: dict[str, Conversation] = defaultdict(Conversation)
-    for turn in sorted(read_jsonl(DATA_DIR / name / "turns.jsonl"), key=lambda t: (t["conv_id"], t["idx"])):
+    for turn in sorted(shared_data.turns(name), key=lambda t: (t["conv_id"], t["idx"])):
         conv = convs[turn["conv_id"]]
         conv.turn_ids.append(turn["turn_id"])
         text = turn["text"]
         conv.texts.append(f"{turn['speaker']}: {text}" if with_speaker else text)
-    for probe in read_jsonl(DATA_DIR / name / "probes.jsonl"):
+    for probe in shared_data.probes(name):
         if probe["evidence_turn_ids"] and probe["conv_id"] in convs:
             convs[probe["conv_id"]].probes.append((probe["question"], set(probe["evidence_turn_ids"])))
     return dict(convs)
@@ -167,7 +160,7 @@ def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="+", default=SETS, choices=SETS)
+    parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="cosine cut-off column")

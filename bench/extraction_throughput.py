@@ -39,13 +39,13 @@ def main() -> None:
     from django.db import connection
     from django.utils import timezone
 
+    from bench.shared_data import conversation
     from facts.models import Fact
     from facts.services import FactDraft, facts_extraction_tick, facts_persist
     from facts.services.tokens import facts_index_rows_write, facts_tokenize
     from nekomem.characters.models import Character
     from nekomem.llm import reset_compat_cache
     from recent.services import raw_log_append
-    from tests.support.dataset import conversation
     from tests.support.llm_server import Reply, ScriptedLLMServer, json_content
 
     counter = itertools.count()

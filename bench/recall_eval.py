@@ -26,10 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-SETS = ["locomo10", "memorybank-cn", "memorybank-en", "madial_bench-ch", "madial_bench-en"]
-DATA_DIR = Path(
-    os.environ.get("NEKOMEM_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
-)
+from bench import shared_data
+
 ROWS = [
     ("bm25", "BM25 only (original tokenizer)"),
     ("bm25-nekomem", "BM25 only (nekomem lexical views)"),
@@ -47,11 +45,6 @@ MEM0 = {
 }
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 def fact_text(turn: dict) -> str:
     # A fact says who said it; MADial "turns" are already third-person memories.
     return turn["text"] if turn.get("kind") == "memory" else f"{turn['speaker']}: {turn['text']}"
@@ -59,9 +52,8 @@ def fact_text(turn: dict) -> str:
 
 def write_neko_dir(root: Path, set_name: str) -> tuple[dict[str, dict[str, str]], dict[str, list[dict]]]:
     """ROOT/<character>/facts.json per conversation; returns {character: {fact_id: turn_id}} and probes."""
-    turns = read_jsonl(DATA_DIR / set_name / "turns.jsonl")
     convs: dict[str, list[dict]] = defaultdict(list)
-    for turn in turns:
+    for turn in shared_data.turns(set_name):
         convs[turn["conv_id"]].append(turn)
     id_maps: dict[str, dict[str, str]] = {}
     for conv_id, rows in convs.items():
@@ -95,7 +87,7 @@ def write_neko_dir(root: Path, set_name: str) -> tuple[dict[str, dict[str, str]]
         (folder / "facts.json").write_text(json.dumps(facts, ensure_ascii=False), encoding="utf-8")
         id_maps[conv_id] = id_map
     probes: dict[str, list[dict]] = defaultdict(list)
-    for probe in read_jsonl(DATA_DIR / set_name / "probes.jsonl"):
+    for probe in shared_data.probes(set_name):
         if probe["evidence_turn_ids"] and probe["conv_id"] in convs:
             probes[probe["conv_id"]].append(probe)
     return id_maps, probes
@@ -103,7 +95,7 @@ def write_neko_dir(root: Path, set_name: str) -> tuple[dict[str, dict[str, str]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="+", default=SETS, choices=SETS)
+    parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     args = parser.parse_args()
 

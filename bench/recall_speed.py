@@ -32,7 +32,7 @@ from urllib.parse import quote
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.support.dataset import SETS, SHARED_DATA, turns  # noqa: E402
+from bench.shared_data import SETS, probes, turns  # noqa: E402
 from tests.support.server_process import ServerProcess, provision_database  # noqa: E402
 
 
@@ -51,8 +51,7 @@ def texts_for(n: int) -> list[str]:
 def questions() -> list[str]:
     rows: list[str] = []
     for s in SETS:
-        with (SHARED_DATA / s / "probes.jsonl").open(encoding="utf-8") as fh:
-            rows.extend(json.loads(line)["question"] for line in fh if line.strip())
+        rows.extend(probe["question"] for probe in probes(s))
     return rows
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from facts.models import Fact
 from facts.services.records import fact_hash
 from facts.services.tokens import fact_index_add, fact_index_forget
-from nekomem.characters.locks import lock_character
+from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
 
 
@@ -32,7 +32,7 @@ def fact_update(
     """Edit one fact; raises Fact.DoesNotExist when it is not the character's."""
     with transaction.atomic():
         character = lock_character(character_id)
-        fact = Fact.objects.select_for_update().get(character_id=character_id, fact_id=fact_id)
+        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
         text_changed = text is not None and text != fact.text
         if text is not None and text_changed:
             fact_text_set(fact=fact, text=text)

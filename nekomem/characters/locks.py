@@ -24,14 +24,17 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 from nekomem.characters.models import Character
 
 # Keeps our advisory-lock keys apart from any other application sharing the database.
 _ADVISORY_NAMESPACE = 0x6E656B6F  # "neko"
+
+_ModelT = TypeVar("_ModelT", bound=models.Model)
 
 
 def lock_character(character_id: int) -> Character:
@@ -54,6 +57,16 @@ def lock_character_update(character_id: int, **fields: object) -> None:
         raise ValueError("lock_character_update needs at least one field to update")
     if Character.objects.filter(pk=character_id).update(**fields) != 1:
         raise Character.DoesNotExist(f"character {character_id} does not exist")
+
+
+def lock_rows(queryset: models.QuerySet[_ModelT]) -> models.QuerySet[_ModelT]:
+    """``queryset`` locking its rows, in primary-key order, until the surrounding transaction ends.
+
+    For a layer's own rows, taken after ``lock_character`` (this module's order).
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_rows must be called inside transaction.atomic")
+    return queryset.select_for_update().order_by("pk")
 
 
 def _lock_file_path(character_id: int) -> str:

@@ -5,7 +5,9 @@ import factory
 from nekomem.characters.models import Character
 
 
-class CharacterFactory(factory.django.DjangoModelFactory):
+class CharacterFactory(factory.django.DjangoModelFactory[Character]):
+    """``CharacterFactory.create(...)`` is typed as returning a Character."""
+
     class Meta:
         model = Character
         django_get_or_create = ("name",)

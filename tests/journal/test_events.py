@@ -8,6 +8,7 @@ from nekomem.journal import registry, services
 from nekomem.journal.events import EVENT_TYPES, UnknownEventType
 from nekomem.journal.models import AppliedSentinel, Event
 from tests.characters.factories import CharacterFactory
+from tests.journal.factories import EventFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -60,9 +61,7 @@ def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(appl
     append(character.pk, "fact.added", {"id": "fact_1"})
     # Events that arrive without being applied (an import, or a crash between two steps).
     late = [
-        Event.objects.create(
-            character=character, type="fact.added", ts=Event.objects.first().ts, payload={"id": f"fact_{i}"}
-        )
+        EventFactory.create(character=character, ts=Event.objects.first().ts, payload={"id": f"fact_{i}"})
         for i in (2, 3)
     ]
     call_command("reconcile", verbosity=0)
@@ -76,8 +75,8 @@ def test_reconcile_pauses_at_a_type_without_a_handler(applied):
     character = CharacterFactory()
     append(character.pk, "fact.added", {"id": "fact_1"})
     ts = Event.objects.first().ts
-    stuck = Event.objects.create(character=character, type="correction.queued", ts=ts, payload={})
-    Event.objects.create(character=character, type="fact.added", ts=ts, payload={"id": "fact_9"})
+    stuck = EventFactory.create(character=character, type="correction.queued", ts=ts)
+    EventFactory.create(character=character, ts=ts, payload={"id": "fact_9"})
     report = services.events_reconcile()
     assert report.applied == 0 and str(character.pk) in report.paused
     assert applied == []
@@ -96,7 +95,7 @@ def test_the_sentinel_never_moves_backwards():
 def test_characters_do_not_share_sentinels(applied):
     one, two = CharacterFactory(), CharacterFactory()
     append(one.pk, "fact.added", {"id": "x"})
-    Event.objects.create(character=two, type="fact.added", ts=Event.objects.first().ts, payload={"id": "y"})
+    EventFactory.create(character=two, ts=Event.objects.first().ts, payload={"id": "y"})
     services.events_reconcile(character_id=one.pk)
     assert applied == []
     services.events_reconcile(character_id=two.pk)

@@ -10,6 +10,7 @@ from nekomem.journal import services
 from nekomem.journal.models import OutboxOp
 from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
 from tests.characters.factories import CharacterFactory
+from tests.journal.factories import OutboxOpFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -163,7 +164,7 @@ def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
     character = CharacterFactory()
     with transaction.atomic():
         for i in range(services.OUTBOX_BATCH_MAX + 5):
-            OutboxOp.objects.create(character=character, type="test_op", payload={"n": i})
+            OutboxOpFactory.create(character=character, payload={"n": i})
     assert services.outbox_ops_requeue() == services.OUTBOX_BATCH_MAX + 5
     assert sorted(p["n"] for p in calls) == list(range(services.OUTBOX_BATCH_MAX + 5))
     assert not OutboxOp.objects.exclude(status=OutboxOp.Status.DONE).exists()
@@ -181,10 +182,7 @@ def test_a_finished_op_is_marked_done_before_a_slow_later_op_of_its_batch_runs(m
     register_outbox_step("test_op", "look", step)
     try:
         with transaction.atomic():
-            ops = [
-                OutboxOp.objects.create(character=character, type="test_op", payload={"n": i})
-                for i in range(2)
-            ]
+            ops = [OutboxOpFactory.create(character=character, payload={"n": i}) for i in range(2)]
         assert services.outbox_ops_execute(op_ids=[op.op_id for op in ops]) == {
             op.op_id: "done" for op in ops
         }

@@ -1,4 +1,4 @@
-"""Build an original-layout memory directory from the shared dataset (../shared/data)."""
+"""Build an original-layout memory directory from a fixture conversation (tests/fixtures)."""
 
 from __future__ import annotations
 

@@ -7,15 +7,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from nekomem.characters.models import Character
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from nekomem.textproc import count_tokens
 from recent.compression import INPUT_BUDGET_TOKENS, window_compress
 from recent.jobs import recent_jobs_due, recent_jobs_sweep
 from recent.models import RecentJob, RecentMeta
 from recent.prompts import MEMO_PREFIX, stale_hint_text
+from tests.characters.factories import CharacterFactory
+from tests.recent.factories import RecentMetaFactory
 from tests.recent.scripting import contents, dialogue_of, post, summary, system_text, user_text, window
-from tests.support.dataset import as_messages, conversation, turns
+from tests.support.dataset import as_messages, conversation, english_messages, long_english_chat, turns
 from tests.support.llm_server import TEST_API_KEY, error, json_content
 
 pytestmark = pytest.mark.django_db
@@ -40,12 +41,8 @@ def run_commits(django_capture_on_commit_callbacks):
     return run
 
 
-def locomo(n: int, start: int = 0) -> list[dict]:
-    return as_messages(conversation("locomo10")[start : start + n])
-
-
 def test_twenty_messages_stay_verbatim(client, llm_server, run_commits):
-    messages = locomo(20)
+    messages = english_messages(20)
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
     assert window("Mel") == [(m["type"], m["data"]["content"]) for m in messages]
     assert llm_server.requests == []
@@ -53,12 +50,12 @@ def test_twenty_messages_stay_verbatim(client, llm_server, run_commits):
 
 
 def test_twenty_one_messages_become_one_memo_and_the_last_nine(client, llm_server, run_commits):
-    messages = locomo(21)
-    llm_server.script(summary("Caroline and Mel caught up."))
+    messages = english_messages(21)
+    llm_server.script(summary("Emily and Mel caught up."))
 
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
 
-    assert window("Mel") == [("system", EN_MEMO + "Caroline and Mel caught up.")] + [
+    assert window("Mel") == [("system", EN_MEMO + "Emily and Mel caught up.")] + [
         (m["type"], m["data"]["content"]) for m in messages[-9:]
     ]
     (body,) = llm_server.bodies
@@ -75,14 +72,14 @@ def test_twenty_one_messages_become_one_memo_and_the_last_nine(client, llm_serve
 
 
 def test_cache_never_compresses(client, llm_server, run_commits):
-    messages = locomo(25)
+    messages = english_messages(25)
     assert run_commits(client, "cache", "Mel", messages).json() == {"status": "cached", "count": 25}
     assert len(window("Mel")) == 25
     assert llm_server.requests == []
 
 
 def test_settle_compresses_what_cache_appended(client, llm_server, run_commits):
-    messages = locomo(22)
+    messages = english_messages(22)
     run_commits(client, "cache", "Mel", messages)
     llm_server.script(summary("memo after settle"))
     assert run_commits(client, "settle", "Mel", []).json() == {"status": "settled"}
@@ -108,17 +105,17 @@ def test_old_memo_is_summarised_into_the_new_one_in_chinese(client, llm_server, 
 
 def test_renew_compresses_before_answering_without_a_job(client, llm_server, run_commits):
     llm_server.script(summary("renewed memo"))
-    assert run_commits(client, "renew", "Mel", locomo(21)).json() == {"status": "processed"}
+    assert run_commits(client, "renew", "Mel", english_messages(21)).json() == {"status": "processed"}
     assert window("Mel")[0] == ("system", EN_MEMO + "renewed memo")
     assert not RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).exists()
 
 
 def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
-    long_summary = " ".join(t["text"] for t in conversation("locomo10")[:80])
+    long_summary = " ".join(t["text"] for t in long_english_chat()[:80])
     assert count_tokens(long_summary) > 1000
     llm_server.script(summary(long_summary), summary("short memo"))
 
-    run_commits(client, "process", "Mel", locomo(21))
+    run_commits(client, "process", "Mel", english_messages(21))
 
     assert window("Mel")[0] == ("system", EN_MEMO + "short memo")
     further = llm_server.bodies[1]
@@ -127,31 +124,31 @@ def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
 
 
 def test_stale_anchor_injects_the_hint_and_moves(client, llm_server, run_commits):
-    character = Character.objects.create(name="Mel", language="en")
+    character = CharacterFactory.create(name="Mel", language="en", master_name="")
     old = timezone.now() - timedelta(hours=2)
-    RecentMeta.objects.create(character=character, last_past_block_update_at=old)
+    RecentMetaFactory.create(character=character, last_past_block_update_at=old)
     llm_server.script(summary("memo"))
 
-    run_commits(client, "process", "Mel", locomo(21))
+    run_commits(client, "process", "Mel", english_messages(21))
 
     assert user_text(llm_server.bodies[0]).startswith(stale_hint_text("en"))
     assert RecentMeta.objects.get(character=character).last_past_block_update_at > old
 
 
 def test_fresh_anchor_gets_no_hint_and_stays(client, llm_server, run_commits):
-    character = Character.objects.create(name="Mel", language="en")
+    character = CharacterFactory.create(name="Mel", language="en", master_name="")
     recent = timezone.now() - timedelta(minutes=10)
-    RecentMeta.objects.create(character=character, last_past_block_update_at=recent)
+    RecentMetaFactory.create(character=character, last_past_block_update_at=recent)
     llm_server.script(summary("memo"))
 
-    run_commits(client, "process", "Mel", locomo(21))
+    run_commits(client, "process", "Mel", english_messages(21))
 
     assert stale_hint_text("en") not in user_text(llm_server.bodies[0])
     assert RecentMeta.objects.get(character=character).last_past_block_update_at == recent
 
 
 def test_oversized_history_is_map_reduced_without_splitting_a_message(client, llm_server, run_commits):
-    messages = locomo(420)
+    messages = english_messages(420)
     run_commits(client, "cache", "Mel", messages)
     chunk_count = 0
 
@@ -178,8 +175,8 @@ def test_oversized_history_is_map_reduced_without_splitting_a_message(client, ll
 
 
 def test_reduce_stops_at_depth_three_then_truncates(client, llm_server, run_commits):
-    run_commits(client, "cache", "Mel", locomo(420))
-    bulky = " ".join(t["text"] for t in conversation("locomo10")[:220])  # about 5k tokens
+    run_commits(client, "cache", "Mel", english_messages(420))
+    bulky = " ".join(t["text"] for t in long_english_chat()[:220])  # about 7k tokens
     assert 4000 < count_tokens(bulky) < INPUT_BUDGET_TOKENS
 
     def answer(body):
@@ -197,14 +194,14 @@ def test_reduce_stops_at_depth_three_then_truncates(client, llm_server, run_comm
 
 
 def test_failure_keeps_raw_history_and_never_writes_an_empty_memo(client, llm_server, run_commits):
-    messages = locomo(20)
+    messages = english_messages(20)
     llm_server.script(summary("first memo"))
-    run_commits(client, "process", "Mel", [*locomo(1, start=100), *messages])
+    run_commits(client, "process", "Mel", [*english_messages(1, start=100), *messages])
     before = window("Mel")
     assert before[0] == ("system", EN_MEMO + "first memo")
 
     llm_server.script(*[json_content({"summary": ""})] * 3)  # three empty replies: no usable summary
-    newer = locomo(11, start=200)
+    newer = english_messages(11, start=200)
     assert run_commits(client, "process", "Mel", newer).json() == {"status": "processed"}
 
     assert window("Mel") == before + [(m["type"], m["data"]["content"]) for m in newer]
@@ -218,7 +215,8 @@ def test_provider_errors_leave_history_then_retries_dead_letter_into_the_hard_ca
 ):
     llm_server.fallback = lambda body: error(500, message=f"upstream rejected key {TEST_API_KEY}")
     llm_server.allow_unexpected = True
-    pool = [t["text"] for name in ("locomo10", "memorybank-cn", "memorybank-en") for t in turns(name)]
+    # Every fixture turn, four times over: 40 blocks that together pass the 60k-token hard cap.
+    pool = [t["text"] for name in ("memorybank-cn", "memorybank-en") for t in turns(name)] * 4
     blocks = [" ".join(pool[i::40]) for i in range(40)]
     messages = [{"type": "system", "data": {"content": EN_MEMO + "kept memo"}}] + [
         {"type": "human" if i % 2 == 0 else "ai", "data": {"content": block}}
@@ -253,10 +251,12 @@ def test_no_provider_parks_the_job_with_its_reason_and_routes_still_answer(
 ):
     configured = settings.LLM_TIERS
     settings.LLM_TIERS = {}
-    messages = locomo(25)
+    messages = english_messages(25)
 
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
-    assert run_commits(client, "renew", "Mel", locomo(2, start=30)).json() == {"status": "processed"}
+    assert run_commits(client, "renew", "Mel", english_messages(2, start=30)).json() == {
+        "status": "processed"
+    }
     assert client.get("/new_dialog/Mel").status_code == 200
     job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
     assert (job.status, job.attempts, job.last_error) == ("waiting", 0, "no provider for tier summary")
@@ -275,7 +275,7 @@ def test_no_provider_parks_the_job_with_its_reason_and_routes_still_answer(
 def test_api_key_never_reaches_logs(client, llm_server, run_commits, caplog):
     caplog.set_level("DEBUG")
     llm_server.script(error(401, message=f"bad key {TEST_API_KEY}"), summary("memo"))
-    run_commits(client, "process", "Mel", locomo(21))
+    run_commits(client, "process", "Mel", english_messages(21))
     recent_jobs_sweep()
 
     assert window("Mel")[0] == ("system", EN_MEMO + "memo")
@@ -285,6 +285,6 @@ def test_api_key_never_reaches_logs(client, llm_server, run_commits, caplog):
 
 
 def test_compression_below_threshold_makes_no_call(llm_server):
-    character = Character.objects.create(name="Mel")
+    character = CharacterFactory.create(name="Mel", master_name="")
     assert window_compress(character_id=character.pk).outcome == "not_needed"
     assert llm_server.requests == []

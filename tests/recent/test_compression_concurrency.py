@@ -13,7 +13,7 @@ from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from recent.compression import window_compress
 from recent.prompts import MEMO_PREFIX
 from tests.recent.scripting import in_own_connection, post, summary, window
-from tests.support.dataset import as_messages, conversation
+from tests.support.dataset import english_messages, long_english_chat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,13 +25,9 @@ def _review_off(db):
     switch_set(name=RECENT_AUTO_REVIEW, enabled=False)
 
 
-def locomo(n: int, start: int = 0) -> list[dict]:
-    return as_messages(conversation("locomo10")[start : start + n])
-
-
 def test_append_during_the_call_is_kept_after_the_splice(client, llm_server):
-    post(client, "cache", "Mel", locomo(21))
-    late = locomo(2, start=50)
+    post(client, "cache", "Mel", english_messages(21))
+    late = english_messages(2, start=50)
 
     def append_then_answer(body):
         in_own_connection(lambda: post(Client(), "cache", "Mel", late))
@@ -41,12 +37,12 @@ def test_append_during_the_call_is_kept_after_the_splice(client, llm_server):
     result = window_compress(character_id=Character.objects.get(name="Mel").pk)
 
     assert result.outcome == "spliced"
-    expected_tail = [(m["type"], m["data"]["content"]) for m in [*locomo(21)[-9:], *late]]
+    expected_tail = [(m["type"], m["data"]["content"]) for m in [*english_messages(21)[-9:], *late]]
     assert window("Mel") == [("system", EN_MEMO + "memo"), *expected_tail]
 
 
 def test_head_changed_during_the_call_makes_the_summary_moot(client, llm_server):
-    post(client, "cache", "Mel", locomo(21))
+    post(client, "cache", "Mel", english_messages(21))
     character_id = Character.objects.get(name="Mel").pk
     inner: list[str] = []
 
@@ -76,11 +72,11 @@ def test_new_dialog_during_renew_waits_for_the_memo(client, llm_server):
         reader.start()  # /renew holds the settle lock right now, so the reader has to wait
         return summary("renew memo")
 
-    post(client, "cache", "Mel", locomo(1))  # the character exists before the reader looks it up
+    post(client, "cache", "Mel", english_messages(1))  # the character exists before the reader looks it up
     llm_server.script(start_reader_then_answer)
-    assert post(client, "renew", "Mel", locomo(20, start=1)).json() == {"status": "processed"}
+    assert post(client, "renew", "Mel", english_messages(20, start=1)).json() == {"status": "processed"}
     reader.join(timeout=30)
 
     assert len(rendered) == 1
     assert EN_MEMO + "renew memo" in rendered[0]
-    assert conversation("locomo10")[0]["text"] not in rendered[0]
+    assert long_english_chat()[0]["text"] not in rendered[0]

@@ -13,11 +13,7 @@ from recent.models import RecentJob
 from recent.prompts import MEMO_PREFIX
 from recent.services import idle_maintenance_run
 from tests.recent.scripting import in_own_connection, is_tier, post, summary, unchanged_review, window
-from tests.support.dataset import as_messages, conversation
-
-
-def locomo(n: int) -> list[dict]:
-    return as_messages(conversation("locomo10")[:n])
+from tests.support.dataset import english_messages
 
 
 def make_idle(name: str, seconds: float) -> None:
@@ -33,7 +29,7 @@ def test_schedules_are_registered():
 
 @pytest.mark.django_db
 def test_idle_character_is_compressed_and_reviewed(client, llm_server, django_capture_on_commit_callbacks):
-    post(client, "cache", "Mel", locomo(25))
+    post(client, "cache", "Mel", english_messages(25))
     make_idle("Mel", 31 * 60)  # long enough for the review's idle bypass too
     llm_server.script(summary("idle memo"), unchanged_review)
 
@@ -48,7 +44,7 @@ def test_idle_character_is_compressed_and_reviewed(client, llm_server, django_ca
 
 @pytest.mark.django_db
 def test_active_character_is_left_alone(client, llm_server):
-    post(client, "cache", "Mel", locomo(25))
+    post(client, "cache", "Mel", english_messages(25))
     make_idle("Mel", 3)
     assert idle_maintenance_run() == 0
     assert len(window("Mel")) == 25
@@ -57,7 +53,7 @@ def test_active_character_is_left_alone(client, llm_server):
 
 @pytest.mark.django_db(transaction=True)
 def test_activity_during_maintenance_stops_it_before_the_review(client, llm_server):
-    post(client, "cache", "Mel", locomo(25))
+    post(client, "cache", "Mel", english_messages(25))
     make_idle("Mel", 15)
 
     def chat_resumes_then_answer(body):

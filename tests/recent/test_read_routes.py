@@ -5,8 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from recent.models import RawMessage
+from recent.models import RawMessage, RecentMessage
 from tests.characters.factories import CharacterFactory
+from tests.recent.factories import RecentMessageFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -14,9 +15,7 @@ pytestmark = pytest.mark.django_db
 def test_recent_history_is_an_intro_then_speaker_lines_with_memo_bare(client, post_history):
     CharacterFactory(name="小天", master_name="阿凛")
     post_history("cache", "小天", ("human", "今天好累"), ("ai", "辛苦啦～"))
-    from recent.models import RecentMessage
-
-    RecentMessage.objects.create(
+    RecentMessageFactory.create(
         character_id=RecentMessage.objects.first().character_id,
         position=-1,
         type="system",

@@ -13,19 +13,16 @@ from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from recent.compression import window_compress
 from recent.models import RecentJob, RecentReviewState
 from recent.review import Turn, plan_replacements, review_job_run, review_maybe_spawn
+from tests.recent.factories import RecentReviewStateFactory
 from tests.recent.scripting import dialogue_of, post, summary, window
-from tests.support.dataset import as_messages, conversation
+from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content, truncated
 
 pytestmark = pytest.mark.django_db
 
 
-def locomo(n: int, start: int = 0) -> list[dict]:
-    return as_messages(conversation("locomo10")[start : start + n])
-
-
 def seed(client, n: int = 10, name: str = "Mel") -> Character:
-    post(client, "cache", name, locomo(n))  # /cache never reviews
+    post(client, "cache", name, english_messages(n))  # /cache never reviews
     return Character.objects.get(name=name)
 
 
@@ -72,7 +69,7 @@ def test_few_new_human_messages_wait_unless_idle_for_thirty_minutes(client):
     character = seed(client, 12)
     positions = list(character.recent_messages.order_by("position").values_list("position", flat=True))
     # The last review saw all but the last 4 messages: only 2 new human messages since.
-    RecentReviewState.objects.create(character=character, cutoff_position=positions[-5])
+    RecentReviewStateFactory.create(character=character, cutoff_position=positions[-5])
     assert review_maybe_spawn(character_id=character.pk) is None
 
     Character.objects.filter(pk=character.pk).update(last_activity_at=timezone.now() - timedelta(minutes=31))
@@ -85,8 +82,8 @@ def test_few_new_human_messages_wait_unless_idle_for_thirty_minutes(client):
 def test_review_rewrites_the_matched_slots_through_the_route(
     client, llm_server, django_capture_on_commit_callbacks
 ):
-    messages = locomo(10)
-    fixed_last = "Thanks, Caroline — I'll tell you about the kids tomorrow."
+    messages = english_messages(10)
+    fixed_last = "Thanks, Emily — I'll tell you about my weekend tomorrow."
     fixed_rows = [(m["type"], m["data"]["content"]) for m in messages[:-1]] + [("ai", fixed_last)]
     llm_server.script(json_content(corrected(fixed_rows)))
 
@@ -125,7 +122,10 @@ def test_system_role_is_dropped_when_the_snapshot_has_no_memo(client, llm_server
 
 
 def test_system_role_edits_the_memo_when_the_snapshot_starts_with_it(client, llm_server):
-    messages = [{"type": "system", "data": {"content": "Memo of the earlier conversation: old"}}, *locomo(9)]
+    messages = [
+        {"type": "system", "data": {"content": "Memo of the earlier conversation: old"}},
+        *english_messages(9),
+    ]
     post(client, "cache", "Mel", messages)
     job = review_maybe_spawn(character_id=Character.objects.get(name="Mel").pk)
     rows = [("system", "Memo of the earlier conversation: fixed")] + [
@@ -182,7 +182,8 @@ def test_review_request_carries_the_dialogue_as_roles(client, llm_server):
 
     sent = json.loads(dialogue_of(llm_server.bodies[0]))
     assert sent == [
-        {"role": t, "content": c} for t, c in [(m["type"], m["data"]["content"]) for m in locomo(10)]
+        {"role": t, "content": c}
+        for t, c in [(m["type"], m["data"]["content"]) for m in english_messages(10)]
     ]
 
 

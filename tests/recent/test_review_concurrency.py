@@ -10,14 +10,10 @@ from recent.jobs import recent_job_request
 from recent.models import RecentJob
 from recent.review import review_job_run
 from tests.recent.scripting import in_own_connection, post, window
-from tests.support.dataset import as_messages, conversation
+from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def locomo(n: int, start: int = 0) -> list[dict]:
-    return as_messages(conversation("locomo10")[start : start + n])
 
 
 def review_job(character: Character) -> RecentJob:
@@ -32,10 +28,10 @@ def fix_last(rows: list[tuple[str, str]], text: str) -> dict:
 
 
 def test_turns_appended_during_the_review_survive_its_splice(client, llm_server):
-    post(client, "cache", "Mel", locomo(10))
+    post(client, "cache", "Mel", english_messages(10))
     job = review_job(Character.objects.get(name="Mel"))
     before = window("Mel")
-    late = locomo(2, start=40)
+    late = english_messages(2, start=40)
 
     def append_then_answer(body):
         in_own_connection(lambda: post(Client(), "cache", "Mel", late))
@@ -53,7 +49,7 @@ def test_turns_appended_during_the_review_survive_its_splice(client, llm_server)
 
 
 def test_cancel_during_the_call_discards_the_result(client, llm_server):
-    post(client, "cache", "Mel", locomo(10))
+    post(client, "cache", "Mel", english_messages(10))
     job = review_job(Character.objects.get(name="Mel"))
     before = window("Mel")
     answers: list[dict] = []

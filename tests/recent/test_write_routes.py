@@ -1,4 +1,4 @@
-"""Wire shapes of the conversation routes, with turns from the shared conversations."""
+"""Wire shapes of the conversation routes, with turns from the fixture conversations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from nekomem.journal.models import OutboxOp
 from recent.models import RawMessage, RecentMessage
-from tests.support.dataset import as_messages, conversation
+from tests.support.dataset import as_messages, conversation, long_english_chat
 
 pytestmark = pytest.mark.django_db
 
@@ -65,14 +65,14 @@ def test_empty_history_is_cached_with_count_zero_and_writes_nothing(client):
     [("process", {"status": "processed"}), ("renew", {"status": "processed"})],
 )
 def test_process_and_renew_record_the_turn(client, route, expected):
-    turns = conversation("locomo10")[:2]
+    turns = long_english_chat()[:2]
     response = post(client, route, "Mel", as_messages(turns))
     assert response.json() == expected
     assert store_counts("Mel") == (2, 2, 1)
 
 
 def test_settle_journals_given_messages_without_duplicating_the_window(client):
-    turns = conversation("locomo10")[:2]
+    turns = long_english_chat()[:2]
     post(client, "cache", "Mel", as_messages(turns))
     response = post(client, "settle", "Mel", [])
     assert response.json() == {"status": "settled"}

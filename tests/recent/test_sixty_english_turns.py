@@ -1,4 +1,4 @@
-"""Issue 3's "done when": 60 locomo10 turns through /cache, settled at each session's end.
+"""Issue 3's "done when": 60 real English turns (MemoryBank) through /cache, settled at each session's end.
 
 The chat server caches every turn and settles when its session renews; here a session is 20 turns,
 so the run settles three times and the last settle re-summarises the earlier memo.
@@ -21,7 +21,7 @@ SESSION = 20
 
 
 def run_conversation(client) -> list[dict]:
-    messages = as_messages(conversation("locomo10")[:60])
+    messages = as_messages(conversation("memorybank-en")[:60])
     for index, message in enumerate(messages, start=1):
         assert post(client, "cache", "Mel", [message]).json() == {"status": "cached", "count": 1}
         if index % SESSION == 0:
@@ -35,10 +35,10 @@ def dialogue_lines(client) -> list[str]:
 
 
 def test_sixty_turns_end_as_one_memo_and_the_last_nine(client, llm_server):
-    llm_server.fallback = dispatcher("Caroline and Mel talked about her support group and Mel's kids.")
+    llm_server.fallback = dispatcher("Emily and Mel talked about books, the park and her piano.")
     messages = run_conversation(client)
 
-    memo = MEMO_PREFIX["en"] + "Caroline and Mel talked about her support group and Mel's kids."
+    memo = MEMO_PREFIX["en"] + "Emily and Mel talked about books, the park and her piano."
     assert window("Mel") == [("system", memo)] + [(m["type"], m["data"]["content"]) for m in messages[-9:]]
     lines = dialogue_lines(client)
     assert len(lines) == 10

@@ -1,0 +1,1 @@
+"""Developer tooling: checks run by `make lint`, not imported at run time."""

@@ -1,0 +1,145 @@
+"""The boundary lint fires on each kind of violation and passes the repository as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nekomem.devtools.boundaries import check_tree, main, report
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for relative, source in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A clean miniature of the layout: kernel, three layers, the lock module."""
+    return write(
+        tmp_path,
+        {
+            "nekomem/__init__.py": "",
+            "nekomem/characters/locks.py": (
+                "def lock(qs):\n    return qs.select_for_update()\n\nSQL = 'SELECT pg_advisory_lock(1)'\n"
+            ),
+            "recent/__init__.py": "",
+            "recent/models.py": "",
+            "recent/messages.py": "",
+            "recent/selectors.py": "def _helper(): ...\ndef recent_window(): ...\n",
+            "facts/__init__.py": "",
+            "facts/services/__init__.py": "",
+            "facts/services/records.py": "",
+            "facts/selectors.py": "from recent.selectors import recent_window\nimport recent.models\n",
+            "recall/__init__.py": "",
+            "recall/context.py": "from facts.services import fact_update\nfrom recent import models\n",
+        },
+    )
+
+
+def rules(root: Path) -> list[tuple[str, str, str]]:
+    return [(v.path, v.rule, v.what) for v in check_tree(root)]
+
+
+def test_a_clean_layout_has_no_violations(project: Path) -> None:
+    assert rules(project) == []
+
+
+def test_kernel_importing_a_layer_fires_even_inside_a_function(project: Path) -> None:
+    write(project, {"nekomem/urls.py": "def routes():\n    from recall.context import x\n"})
+    assert rules(project) == [("nekomem/urls.py", "kernel-imports-layer", "recall.context")]
+
+
+def test_a_layer_reading_upwards_fires(project: Path) -> None:
+    write(
+        project, {"recent/services.py": "from facts.selectors import x\n", "facts/api.py": "import recall\n"}
+    )
+    assert rules(project) == [
+        ("facts/api.py", "layer-direction", "recall"),
+        ("recent/services.py", "layer-direction", "facts.selectors"),
+    ]
+
+
+def test_a_layer_may_read_any_layer_below_it_but_none_above(project: Path) -> None:
+    write(
+        project,
+        {
+            "persona/__init__.py": "",
+            "persona/selectors.py": "from reflections.models import R\nfrom recent.models import X\n",
+            "reflections/__init__.py": "",
+            "reflections/models.py": "",
+            "reflections/services.py": "from persona.models import Entry\n",
+        },
+    )
+    assert rules(project) == [("reflections/services.py", "layer-direction", "persona.models")]
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("from recent.messages import content_text\n", "recent.messages"),
+        ("from recent import messages\n", "recent.messages"),
+        ("import recent.messages\n", "recent.messages"),
+        ("from recent.selectors import _helper\n", "recent.selectors._helper"),
+        ("from facts.services.records import fact_hash\n", "facts.services.records"),
+        ("from recent._internal import x\n", "recent._internal"),
+    ],
+)
+def test_another_layers_private_module_or_name_fires(project: Path, source: str, what: str) -> None:
+    write(project, {"recall/rendering.py": source})
+    assert rules(project) == [("recall/rendering.py", "private-access", what)]
+
+
+def test_a_layer_may_import_its_own_private_modules(project: Path) -> None:
+    write(
+        project,
+        {"recent/services.py": "from recent.messages import x\nfrom recent.selectors import _helper\n"},
+    )
+    assert rules(project) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("def f(qs):\n    return qs.select_for_update().get()\n", "select_for_update"),
+        (
+            "def f(c):\n    c.execute('SELECT pg_try_advisory_xact_lock(%s)', [1])\n",
+            "pg_try_advisory_xact_lock",
+        ),
+        ("def f(c):\n    c.execute('begin immediate')\n", "begin immediate"),
+    ],
+)
+def test_locks_outside_the_lock_module_fire(project: Path, source: str, what: str) -> None:
+    write(project, {"facts/services/editing.py": source})
+    assert rules(project) == [("facts/services/editing.py", "lock-outside-locks", what)]
+
+
+def test_docstrings_may_talk_about_locks(project: Path) -> None:
+    write(project, {"recent/services.py": '"""Writers take BEGIN IMMEDIATE via select_for_update."""\n'})
+    assert rules(project) == []
+
+
+def test_known_violations_must_still_occur(project: Path) -> None:
+    write(project, {"recall/context.py": "from recent.messages import x\n"})
+    known = frozenset({"recall/context.py: private-access: recent.messages"})
+    assert report(project, known) == []
+    write(project, {"recall/context.py": "from recent.selectors import x\n"})
+    assert report(project, known) == [
+        "recall/context.py: private-access: recent.messages: fixed, remove it from KNOWN_VIOLATIONS"
+    ]
+
+
+def test_the_command_fails_on_a_violation(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project, {"nekomem/api.py": "import facts.models\n"})
+    assert main([str(project)]) == 1
+    assert "nekomem/api.py:1: kernel-imports-layer: facts.models" in capsys.readouterr().out
+
+
+def test_the_repository_keeps_its_boundaries() -> None:
+    assert report(REPO) == []
