@@ -11,6 +11,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
+from nekomem.errors import storage_unavailable
 
 
 class HistoryParseError(ValueError):
@@ -89,6 +90,12 @@ def conversation_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         except HistoryParseError as exc:
             return json_error(str(exc), status=200)
         except Exception as exc:
+            if storage_unavailable(exc):
+                # An outage, not a bug: no traceback per request, and 503 so the caller retries.
+                logger.warning("%s: storage unavailable (%s)", request.path.split("/")[1], type(exc).__name__)
+                return json_error(
+                    "storage is unavailable, try again shortly", status=503, error_code="storage_unavailable"
+                )
             logger.exception("%s failed", request.path.split("/")[1])
             return json_error(f"{type(exc).__name__}: internal error", status=200)
 

@@ -8,6 +8,8 @@ from rest_framework.routers import SimpleRouter
 from nekomem.characters.api import CharacterViewSet
 from nekomem.runtime.api import PowerfulMemoryConfigView
 
+handler500 = "nekomem.error_views.server_error"
+
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
 
