@@ -1,0 +1,516 @@
+"""Mixed load and faults against the real server (issue 14): what a chat server meets on a bad day.
+
+The server is started exactly as ``make run`` starts it, on a fresh database. 16 clients (threads,
+one keep-alive connection each) each play a chat: a ``/cache`` turn, a ``/query_memory`` and a
+``/new_dialog`` in the proportions 2 : 1 : 1, with a think time that offers ``--rate`` requests a
+second in all. Every turn carries a unique marker, so afterwards the database tells which
+acknowledged turns were stored, and how often. Phases (``--phases``):
+
+- ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
+  and the cluster at the start and the end.
+- ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
+  SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
+  afterwards every acknowledged turn must be stored exactly once and every outbox op done.
+- ``outage``: on a PostgreSQL server and a Redis of the bench's own (other ports, so the machine's
+  services are untouched), PostgreSQL is restarted and Redis stopped for a while during the load:
+  requests must fail as JSON 503 (no HTML, no traceback), recover by themselves, lose no
+  acknowledged turn.
+
+    .venv/bin/python bench/load_faults.py                      # every phase, both backends
+    .venv/bin/python bench/load_faults.py --phases mixed --backends sqlite --minutes 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.shared_data import conversation, turns  # noqa: E402
+from tests.support.server_process import (  # noqa: E402
+    ServerProcess,
+    history_body,
+    redis_queue_cleanup,
+    server_backend,
+)
+
+DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+CLIENTS = 16
+CHARACTERS = 8
+ROUTE_WEIGHTS = (("cache", 2), ("query_memory", 1), ("new_dialog", 1))
+# The outage phase's own services, on ports nothing else here uses.
+OUTAGE_PG_PORT = 54329
+OUTAGE_REDIS_PORT = 63799
+
+
+def chat_lines() -> list[tuple[str, str]]:
+    """(user, assistant) pairs of real conversation text, Chinese and English."""
+    pairs: list[tuple[str, str]] = []
+    for dataset in ("memorybank-cn", "memorybank-en"):
+        for conv_id in sorted({row["conv_id"] for row in turns(dataset)}):
+            rows = conversation(dataset, conv_id)
+            for first, second in itertools.pairwise(rows):
+                if first["role"] == "user" and second["role"] == "assistant":
+                    pairs.append((first["text"], second["text"]))
+    return pairs
+
+
+@dataclass
+class Tally:
+    """What the clients saw; shared by the client threads under one lock."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: Counter[tuple[str, str]] = field(default_factory=Counter)
+    acknowledged: list[str] = field(default_factory=list)  # markers of turns answered "cached"
+    sent_markers: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # Markers are unique across runs against one database (the warm-up is a run of its own).
+    run_id: str = field(default_factory=lambda: f"{random.randrange(16**6):06x}")
+
+    def record(self, route: str, outcome: str, ms: float | None) -> None:
+        with self.lock:
+            self.statuses[(route, outcome)] += 1
+            if ms is not None and outcome == "ok":
+                self.latencies[route].append(ms)
+
+
+def _outcome(route: str, status: int, content_type: str, body: bytes) -> str:
+    if status == 200:
+        if route == "cache":
+            try:
+                return "ok" if json.loads(body).get("status") == "cached" else "error-200"
+            except ValueError:
+                return "bad-body"
+        return "ok"
+    if "json" not in content_type:
+        return f"{status}-not-json"
+    return f"{status}-json"
+
+
+class Client(threading.Thread):
+    def __init__(
+        self,
+        index: int,
+        port: int,
+        tally: Tally,
+        lines: list[tuple[str, str]],
+        interval: float,
+        stop_at: float,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.index, self.port, self.tally, self.lines = index, port, tally, lines
+        self.interval, self.stop_at = interval, stop_at
+        self.rng = random.Random(index)
+        self.conn: http.client.HTTPConnection | None = None
+        self.turns = 0
+        self.run_id = tally.run_id
+
+    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, str, bytes]:
+        # Never resent: a turn whose answer was lost may be stored, and a resend would store it twice
+        # by the client's doing. A failed request is counted, and the next one opens a new connection.
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            headers = {"Content-Type": "application/json"} if body is not None else {}
+            payload = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+            self.conn.request(method, quote(path), body=payload, headers=headers)
+            response = self.conn.getresponse()
+            return response.status, response.getheader("Content-Type", ""), response.read()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            self.conn = None
+            raise
+
+    def run(self) -> None:
+        routes = [route for route, weight in ROUTE_WEIGHTS for _ in range(weight)]
+        while time.monotonic() < self.stop_at:
+            started = time.monotonic()
+            route = self.rng.choice(routes)
+            name = f"load{self.index % CHARACTERS}"
+            user, assistant = self.lines[(self.index * 7919 + self.turns) % len(self.lines)]
+            marker = f"mk{self.run_id}x{self.index}x{self.turns}"
+            try:
+                if route == "cache":
+                    self.turns += 1
+                    messages = [
+                        {"type": "human", "data": {"content": f"{user} {marker}"}},
+                        {"type": "ai", "data": {"content": assistant}},
+                    ]
+                    with self.tally.lock:
+                        self.tally.sent_markers.append(marker)
+                    status, ctype, body = self._request(
+                        "POST", f"/cache/{name}", history_body(messages, "zh")
+                    )
+                elif route == "query_memory":
+                    status, ctype, body = self._request("POST", f"/query_memory/{name}", {"query": user[:60]})
+                else:
+                    status, ctype, body = self._request("GET", f"/new_dialog/{name}")
+            except (OSError, http.client.HTTPException):
+                self.tally.record(route, "no-connection", None)
+                time.sleep(0.2)
+                continue
+            elapsed_ms = (time.monotonic() - started) * 1000
+            outcome = _outcome(route, status, ctype, body)
+            self.tally.record(route, outcome, elapsed_ms)
+            if route == "cache" and outcome == "ok":
+                with self.tally.lock:
+                    self.tally.acknowledged.append(marker)
+            time.sleep(max(0.0, self.interval - (time.monotonic() - started)))
+
+
+def run_load(
+    port: int, seconds: float, rate: float, lines: list[tuple[str, str]]
+) -> tuple[Tally, list[Client]]:
+    tally = Tally()
+    stop_at = time.monotonic() + seconds
+    clients = [Client(i, port, tally, lines, CLIENTS / rate, stop_at) for i in range(CLIENTS)]
+    for client in clients:
+        client.start()
+    return tally, clients
+
+
+def rss_mb(server: ServerProcess) -> dict[str, float]:
+    totals: dict[str, float] = defaultdict(float)
+    for pid, info in server.processes().items():
+        role = "cluster" if "qcluster" in info.cmdline else "http" if "granian" in info.cmdline else "serve"
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    totals[role] += int(line.split()[1]) / 1024
+    return dict(totals)
+
+
+def quantile(values: list[float], q: int) -> str:
+    if len(values) < 2:
+        return "-"
+    return f"{statistics.quantiles(sorted(values), n=100, method='inclusive')[q - 1]:.1f}"
+
+
+def route_rows(backend: str, phase: str, tally: Tally) -> list[list[str]]:
+    rows = []
+    for route, _weight in ROUTE_WEIGHTS:
+        outcomes = {outcome: n for (r, outcome), n in tally.statuses.items() if r == route}
+        failures = {outcome: n for outcome, n in outcomes.items() if outcome != "ok"}
+        lat = tally.latencies[route]
+        rows.append(
+            [
+                backend,
+                phase,
+                route,
+                str(sum(outcomes.values())),
+                quantile(lat, 50),
+                quantile(lat, 95),
+                quantile(lat, 99),
+                ", ".join(f"{k} {v}" for k, v in sorted(failures.items())) or "0",
+            ]
+        )
+    return rows
+
+
+def stored_marker_counts(server: ServerProcess) -> Counter[str]:
+    assert server.database is not None
+    rows = server.database.query(
+        "SELECT r.message FROM recent_rawmessage r JOIN characters_character c ON c.id = r.character_id "
+        "WHERE c.name LIKE %s",
+        ["load%"],
+    )
+    counts: Counter[str] = Counter()
+    for (message,) in rows:
+        parsed = json.loads(message)
+        if parsed.get("type") != "human":
+            continue
+        marker = str(parsed.get("data", {}).get("content", "")).rsplit(" ", 1)[-1]
+        if marker.startswith("mk"):
+            counts[marker] += 1
+    return counts
+
+
+def outbox_counts(server: ServerProcess) -> dict[str, int]:
+    assert server.database is not None
+    return {
+        str(status): int(n)
+        for status, n in server.database.query(
+            "SELECT status, COUNT(*) FROM journal_outboxop GROUP BY status"
+        )
+    }
+
+
+def wait_outbox_done(server: ServerProcess, timeout: float = 300.0) -> dict[str, int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        counts = outbox_counts(server)
+        if (not counts.get("pending") and not counts.get("running")) or time.monotonic() > deadline:
+            return counts
+        time.sleep(0.5)
+
+
+def integrity_row(backend: str, phase: str, tally: Tally, server: ServerProcess) -> list[str]:
+    counts = stored_marker_counts(server)
+    acknowledged = set(tally.acknowledged)
+    lost = sum(1 for marker in acknowledged if counts[marker] == 0)
+    duplicated = sum(1 for n in counts.values() if n > 1)
+    ops = wait_outbox_done(server)
+    return [
+        backend,
+        phase,
+        str(len(acknowledged)),
+        str(sum(1 for m in set(tally.sent_markers) - acknowledged if counts[m])),
+        str(lost),
+        str(duplicated),
+        ", ".join(f"{k} {v}" for k, v in sorted(ops.items())),
+    ]
+
+
+def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
+    server.start()
+    _warm, warm_clients = run_load(server.port, 15, args.rate, lines)
+    for client in warm_clients:
+        client.join()
+    rss_start = rss_mb(server)
+    tally, clients = run_load(server.port, args.minutes * 60, args.rate, lines)
+    for client in clients:
+        client.join()
+    rss_end = rss_mb(server)
+    rss = [
+        [backend, role, f"{rss_start.get(role, 0):.0f}", f"{rss_end.get(role, 0):.0f}"]
+        for role in sorted(set(rss_start) | set(rss_end))
+    ]
+    integrity = integrity_row(backend, "mixed", tally, server)
+    return [*route_rows(backend, "mixed", tally), ["integrity", *integrity]], rss
+
+
+def _kill_tree_of(server: ServerProcess, needle: str, *, one: bool) -> int:
+    victims = [pid for pid, info in server.processes().items() if needle in info.cmdline]
+    if one and victims:
+        victims = [random.choice(victims[1:] or victims)]  # a worker, not granian's master
+    for pid in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return len(victims)
+
+
+def phase_kill(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> list:
+    server.start()
+    seconds = args.kill_seconds
+    tally, clients = run_load(server.port, seconds, args.rate, lines)
+    began = time.monotonic()
+    rng = random.Random(14)
+    moments = sorted(rng.uniform(0.1, 0.85) * seconds for _ in range(6))
+    restarts = 0
+    for index, at in enumerate(moments):
+        time.sleep(max(0.0, at - (time.monotonic() - began)))
+        if index % 2 == 0:
+            _kill_tree_of(server, "granian", one=True)
+        else:
+            _kill_tree_of(server, "qcluster", one=False)
+            # serve stops when its cluster dies; a supervisor (systemd, or here the bench) restarts it.
+            assert server.process is not None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                server.process.wait(timeout=30)
+            server.stop()
+            server.start()
+            restarts += 1
+    for client in clients:
+        client.join()
+    row = integrity_row(backend, f"kill x3 ({restarts} restarts)", tally, server)
+    return [*route_rows(backend, "kill", tally), ["integrity", *row]]
+
+
+@contextlib.contextmanager
+def own_services(tmp: Path):
+    """A PostgreSQL cluster and a Redis of the bench's own, so restarting them disturbs nobody."""
+    pg_bin = Path(sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1])
+    data = tmp / "pg"
+    user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    data.mkdir()
+    shutil.chown(data, "postgres") if user else None
+    subprocess.run(
+        [*user, str(pg_bin / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres"],
+        check=True,
+        capture_output=True,
+    )
+    pg_log = tmp / "pg.log"
+    if user:
+        pg_log.touch()
+        shutil.chown(pg_log, "postgres")
+    pg_ctl = [*user, str(pg_bin / "pg_ctl"), "-D", str(data), "-l", str(pg_log), "-w"]
+    options = ["-o", f"-p {OUTAGE_PG_PORT} -k {tmp} -c listen_addresses=127.0.0.1"]
+    subprocess.run([*pg_ctl, *options, "start"], check=True, capture_output=True)
+    redis = [
+        "redis-server",
+        "--port",
+        str(OUTAGE_REDIS_PORT),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "yes",
+        "--dir",
+        str(tmp),
+    ]
+    subprocess.run(redis, check=True, capture_output=True)
+    try:
+        yield (
+            lambda: subprocess.run(
+                [*pg_ctl, *options, "-m", "fast", "restart"], check=True, capture_output=True
+            ),
+            lambda: subprocess.run(
+                ["redis-cli", "-p", str(OUTAGE_REDIS_PORT), "shutdown", "nosave"], capture_output=True
+            ),
+            lambda: subprocess.run(redis, check=True, capture_output=True),
+        )
+    finally:
+        subprocess.run(["redis-cli", "-p", str(OUTAGE_REDIS_PORT), "shutdown", "nosave"], capture_output=True)
+        subprocess.run([*pg_ctl, "-m", "immediate", "stop"], capture_output=True)
+    if user:
+        tmp.chmod(0o777)
+        data.chmod(0o777)
+
+
+def phase_outage(args: argparse.Namespace, lines) -> list:
+    with tempfile.TemporaryDirectory(prefix="nekomem-outage-") as tmp_name:
+        tmp = Path(tmp_name)
+        tmp.chmod(0o777)
+        with (
+            own_services(tmp) as (pg_restart, redis_stop, redis_start),
+            server_backend(
+                tmp,
+                postgres_url=f"postgres://postgres@127.0.0.1:{OUTAGE_PG_PORT}/postgres",
+                redis_base_url=f"redis://127.0.0.1:{OUTAGE_REDIS_PORT}/0",
+            ) as server,
+        ):
+            server.start()
+            seconds = args.outage_seconds
+            tally, clients = run_load(server.port, seconds, args.rate, lines)
+            time.sleep(seconds * 0.25)
+            pg_restart()
+            print(f"PostgreSQL restarted at {time.strftime('%H:%M:%S')}", file=sys.stderr)
+            time.sleep(seconds * 0.15)
+            redis_stop()
+            print(f"Redis stopped at {time.strftime('%H:%M:%S')}", file=sys.stderr)
+            time.sleep(args.redis_down_seconds)
+            redis_start()
+            print(f"Redis started at {time.strftime('%H:%M:%S')}", file=sys.stderr)
+            for client in clients:
+                client.join()
+            row = integrity_row("postgres", "outage", tally, server)
+            warnings = [
+                line
+                for line in server.log_tail(100000).splitlines()
+                if "unavailable" in line or "rror" in line
+            ]
+            print(f"{len(warnings)} outage lines in the server log, e.g. {warnings[:2]}", file=sys.stderr)
+            rows = [*route_rows("postgres", "pg restart + redis down", tally), ["integrity", *row]]
+            redis_queue_cleanup(server.redis_url or "", server.q_name)
+            return rows
+
+
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--phases", default="mixed,kill,outage")
+    parser.add_argument("--backends", default="postgres,sqlite")
+    parser.add_argument("--minutes", type=float, default=5.0)
+    parser.add_argument("--rate", type=float, default=80.0, help="requests per second offered in all")
+    parser.add_argument("--kill-seconds", type=float, default=90.0)
+    parser.add_argument("--outage-seconds", type=float, default=60.0)
+    parser.add_argument("--redis-down-seconds", type=float, default=10.0)
+    parser.add_argument("--postgres", default=os.environ.get("DATABASE_URL") or DEFAULT_POSTGRES)
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS)
+    args = parser.parse_args()
+    phases = args.phases.split(",")
+    lines = chat_lines()
+    latency_rows: list[list[str]] = []
+    integrity_rows: list[list[str]] = []
+    rss_rows: list[list[str]] = []
+
+    def split(rows: list[list[str]]) -> None:
+        for row in rows:
+            (integrity_rows if row[0] == "integrity" else latency_rows).append(
+                row[1:] if row[0] == "integrity" else row
+            )
+
+    for backend in args.backends.split(","):
+        postgres = args.postgres if backend == "postgres" else None
+        redis = args.redis if backend == "postgres" else None
+        for phase in ("mixed", "kill"):
+            if phase not in phases:
+                continue
+            with (
+                tempfile.TemporaryDirectory(prefix=f"nekomem-{phase}-") as tmp,
+                server_backend(Path(tmp), postgres_url=postgres, redis_base_url=redis) as server,
+            ):
+                if phase == "mixed":
+                    rows, rss = phase_mixed(backend, server, args, lines)
+                    rss_rows += rss
+                else:
+                    rows = phase_kill(backend, server, args, lines)
+                split(rows)
+    if "outage" in phases:
+        split(phase_outage(args, lines))
+
+    print(
+        f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s (cache : query_memory : new_dialog = 2:1:1)"
+    )
+    print_table(
+        "Latency and errors per route (ms)",
+        ["backend", "phase", "route", "requests", "p50", "p95", "p99", "failures"],
+        latency_rows,
+    )
+    print_table(
+        "Acknowledged turns afterwards",
+        [
+            "backend",
+            "phase",
+            "acknowledged",
+            "unacknowledged but stored",
+            "lost",
+            "stored twice",
+            "outbox ops",
+        ],
+        integrity_rows,
+    )
+    if rss_rows:
+        print_table(
+            "Resident memory (MB), start and end of the mixed load",
+            ["backend", "processes", "start", "end"],
+            rss_rows,
+        )
+
+
+if __name__ == "__main__":
+    main()
