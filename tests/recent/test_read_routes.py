@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_recent_history_is_an_intro_then_speaker_lines_with_memo_bare(client, post_history):
-    CharacterFactory(name="小天", master_name="阿凛")
+    CharacterFactory.create(name="小天", master_name="阿凛")
     post_history("cache", "小天", ("human", "今天好累"), ("ai", "辛苦啦～"))
     RecentMessageFactory.create(
         character_id=RecentMessage.objects.first().character_id,
