@@ -58,6 +58,7 @@ def test_identical_normalised_text_is_dropped_but_similar_text_is_queued(charact
     report = persist(character, "rin  LOVES green tea", "Rin loves green tea with milk")
     assert report.skipped_identical == 1 and len(report.created) == 1
     pair = FactDedupPair.objects.get()
+    assert pair.candidate is not None
     assert (
         pair.existing == old
         and pair.candidate.text == "Rin loves green tea with milk"
@@ -71,6 +72,7 @@ def test_chinese_near_duplicates_are_found_through_han_ngrams(character):
     report = persist(character, "阿凛很喜欢吃草莓蛋糕了", "阿凛下周去北京出差")
     assert len(report.created) == 2
     pair = FactDedupPair.objects.get()
+    assert pair.candidate is not None
     assert pair.existing == old and pair.candidate.text == "阿凛很喜欢吃草莓蛋糕了"
 
 

@@ -61,7 +61,9 @@ def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(appl
     append(character.pk, "fact.added", {"id": "fact_1"})
     # Events that arrive without being applied (an import, or a crash between two steps).
     late = [
-        EventFactory.create(character=character, ts=Event.objects.first().ts, payload={"id": f"fact_{i}"})
+        EventFactory.create(
+            character=character, ts=Event.objects.earliest("seq").ts, payload={"id": f"fact_{i}"}
+        )
         for i in (2, 3)
     ]
     call_command("reconcile", verbosity=0)
@@ -74,7 +76,7 @@ def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(appl
 def test_reconcile_pauses_at_a_type_without_a_handler(applied):
     character = CharacterFactory.create()
     append(character.pk, "fact.added", {"id": "fact_1"})
-    ts = Event.objects.first().ts
+    ts = Event.objects.earliest("seq").ts
     stuck = EventFactory.create(character=character, type="correction.queued", ts=ts)
     EventFactory.create(character=character, ts=ts, payload={"id": "fact_9"})
     report = services.events_reconcile()
@@ -95,7 +97,7 @@ def test_the_sentinel_never_moves_backwards():
 def test_characters_do_not_share_sentinels(applied):
     one, two = CharacterFactory.create(), CharacterFactory.create()
     append(one.pk, "fact.added", {"id": "x"})
-    EventFactory.create(character=two, ts=Event.objects.first().ts, payload={"id": "y"})
+    EventFactory.create(character=two, ts=Event.objects.earliest("seq").ts, payload={"id": "y"})
     services.events_reconcile(character_id=one.pk)
     assert applied == []
     services.events_reconcile(character_id=two.pk)
