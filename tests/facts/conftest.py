@@ -15,7 +15,7 @@ T0 = timezone.make_aware(datetime(2024, 5, 1, 12, 0, 0))
 
 @pytest.fixture
 def character() -> Character:
-    return cast(Character, CharacterFactory(name="小天", master_name="阿凛"))
+    return cast(Character, CharacterFactory.create(name="小天", master_name="阿凛"))
 
 
 def say(character: Character, at: datetime, *pairs: tuple[str, str]) -> None:

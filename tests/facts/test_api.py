@@ -16,12 +16,12 @@ URL = "/api/v1/characters/小天/facts/"
 @pytest.fixture
 def facts(character):
     return {
-        "cat": FactFactory(character=character, text="阿凛喜欢猫", importance=8, created_at=T0),
-        "low": FactFactory(character=character, text="阿凛路过便利店", importance=3, created_at=T0),
-        "neko": FactFactory(
+        "cat": FactFactory.create(character=character, text="阿凛喜欢猫", importance=8, created_at=T0),
+        "low": FactFactory.create(character=character, text="阿凛路过便利店", importance=3, created_at=T0),
+        "neko": FactFactory.create(
             character=character, text="小天怕打雷", entity="neko", absorbed=True, created_at=T0
         ),
-        "old": FactFactory(
+        "old": FactFactory.create(
             character=character,
             text="阿凛去年去了京都",
             archived=True,
@@ -29,7 +29,7 @@ def facts(character):
             created_at=T0,
             event_start_at=T0 - timedelta(days=365),
         ),
-        "other": FactFactory(text="别的角色的事实"),
+        "other": FactFactory.create(text="别的角色的事实"),
     }
 
 

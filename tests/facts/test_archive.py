@@ -13,9 +13,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_only_absorbed_facts_older_than_seven_days_are_archived_once_a_day(character):
-    old_absorbed = FactFactory(character=character, absorbed=True, created_at=T0 - timedelta(days=8))
-    young_absorbed = FactFactory(character=character, absorbed=True, created_at=T0 - timedelta(days=6))
-    old_free = FactFactory(character=character, absorbed=False, created_at=T0 - timedelta(days=30))
+    old_absorbed = FactFactory.create(character=character, absorbed=True, created_at=T0 - timedelta(days=8))
+    young_absorbed = FactFactory.create(character=character, absorbed=True, created_at=T0 - timedelta(days=6))
+    old_free = FactFactory.create(character=character, absorbed=False, created_at=T0 - timedelta(days=30))
 
     assert facts_archive_sweep(character_id=character.pk, now=T0) == 1
     archived = set(Fact.objects.filter(archived=True).values_list("pk", flat=True))

@@ -29,17 +29,17 @@ def persist(character, *texts: str, source: str = "user_observation"):
 
 
 def test_exact_hash_is_skipped_including_the_archive(character):
-    FactFactory(character=character, text="阿凛喜欢猫", archived=True)
+    FactFactory.create(character=character, text="阿凛喜欢猫", archived=True)
     report = persist(character, "阿凛喜欢猫", "阿凛喜欢猫")
     assert report.skipped_exact == 2 and not report.created
     assert Fact.objects.filter(character=character).count() == 1
 
 
 def test_ai_disclosure_is_upgraded_one_way(character):
-    disclosed = FactFactory(
+    disclosed = FactFactory.create(
         character=character, text="小天怕打雷", source="ai_disclosure", signal_processed=True
     )
-    observed = FactFactory(character=character, text="阿凛怕黑", source="user_observation")
+    observed = FactFactory.create(character=character, text="阿凛怕黑", source="user_observation")
     before = Character.objects.get(pk=character.pk).memory_version
 
     report = persist(character, "小天怕打雷")
@@ -54,10 +54,11 @@ def test_ai_disclosure_is_upgraded_one_way(character):
 
 
 def test_identical_normalised_text_is_dropped_but_similar_text_is_queued(character):
-    old = FactFactory(character=character, text="Rin loves green tea")
+    old = FactFactory.create(character=character, text="Rin loves green tea")
     report = persist(character, "rin  LOVES green tea", "Rin loves green tea with milk")
     assert report.skipped_identical == 1 and len(report.created) == 1
     pair = FactDedupPair.objects.get()
+    assert pair.candidate is not None
     assert (
         pair.existing == old
         and pair.candidate.text == "Rin loves green tea with milk"
@@ -67,32 +68,33 @@ def test_identical_normalised_text_is_dropped_but_similar_text_is_queued(charact
 
 def test_chinese_near_duplicates_are_found_through_han_ngrams(character):
     # One Han run: the original's unicode61 FTS saw a single token and never matched these.
-    old = FactFactory(character=character, text="阿凛最喜欢吃草莓蛋糕")
+    old = FactFactory.create(character=character, text="阿凛最喜欢吃草莓蛋糕")
     report = persist(character, "阿凛很喜欢吃草莓蛋糕了", "阿凛下周去北京出差")
     assert len(report.created) == 2
     pair = FactDedupPair.objects.get()
+    assert pair.candidate is not None
     assert pair.existing == old and pair.candidate.text == "阿凛很喜欢吃草莓蛋糕了"
 
 
 def test_traditional_chinese_identical_text_is_not_dropped_only_queued(character):
-    FactFactory(character=character, text="阿凛喜歡貓")
+    FactFactory.create(character=character, text="阿凛喜歡貓")
     report = persist(character, "阿凛喜欢猫")
     assert len(report.created) == 1 and report.queued_pairs == 1
 
 
 def test_archived_identical_text_cannot_sneak_back(character):
-    FactFactory(character=character, text="Rin lives in Osaka", archived=True, absorbed=True)
+    FactFactory.create(character=character, text="Rin lives in Osaka", archived=True, absorbed=True)
     report = persist(character, "rin lives in osaka")
     assert report.skipped_identical == 1 and not report.created
 
 
 def test_a_failure_mid_persist_rolls_back_everything(character, llm_server):
-    disclosed = FactFactory(
+    disclosed = FactFactory.create(
         character=character, text="小天怕打雷", source="ai_disclosure", signal_processed=True
     )
     now = T0 + minutes(1)
     # A row imported with an id that collides with the second new fact: a real unique violation.
-    FactFactory(
+    FactFactory.create(
         character=character,
         text="旧的导入事实",
         fact_id=fact_id_for(created_at=now, hash_=fact_hash("阿凛养了一只狗")),

@@ -55,6 +55,7 @@ def test_index_decisions_equal_a_full_scan_on_real_conversation_text(character):
             assert not new_pairs.exists(), text
         else:
             pair = new_pairs.get()
+            assert pair.candidate is not None
             assert (pair.existing_id, pair.candidate.text) == (best.pk, text)
     assert FactDedupPair.objects.count() > 5  # the sample does exercise the queue
 

@@ -38,18 +38,18 @@ def applied():
 def test_there_are_exactly_fifteen_types_and_others_are_refused():
     assert len(EVENT_TYPES) == 15
     with pytest.raises(UnknownEventType):
-        append(CharacterFactory().pk, "fact.exploded", {})
+        append(CharacterFactory.create().pk, "fact.exploded", {})
     assert Event.objects.count() == 0
 
 
 @pytest.mark.django_db(transaction=True)
 def test_append_needs_the_view_transaction():
     with pytest.raises(RuntimeError):
-        services.event_append(character_id=CharacterFactory().pk, event_type="fact.added", payload={})
+        services.event_append(character_id=CharacterFactory.create().pk, event_type="fact.added", payload={})
 
 
 def test_append_moves_the_sentinel_with_the_view_change():
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     first = append(character.pk, "fact.added", {"id": "fact_1"})
     second = append(character.pk, "fact.absorbed", {"id": "fact_1"})
     assert sentinel_seq(character.pk) == second.seq > first.seq
@@ -57,11 +57,13 @@ def test_append_moves_the_sentinel_with_the_view_change():
 
 
 def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(applied):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     append(character.pk, "fact.added", {"id": "fact_1"})
     # Events that arrive without being applied (an import, or a crash between two steps).
     late = [
-        EventFactory.create(character=character, ts=Event.objects.first().ts, payload={"id": f"fact_{i}"})
+        EventFactory.create(
+            character=character, ts=Event.objects.earliest("seq").ts, payload={"id": f"fact_{i}"}
+        )
         for i in (2, 3)
     ]
     call_command("reconcile", verbosity=0)
@@ -72,9 +74,9 @@ def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(appl
 
 
 def test_reconcile_pauses_at_a_type_without_a_handler(applied):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     append(character.pk, "fact.added", {"id": "fact_1"})
-    ts = Event.objects.first().ts
+    ts = Event.objects.earliest("seq").ts
     stuck = EventFactory.create(character=character, type="correction.queued", ts=ts)
     EventFactory.create(character=character, ts=ts, payload={"id": "fact_9"})
     report = services.events_reconcile()
@@ -84,7 +86,7 @@ def test_reconcile_pauses_at_a_type_without_a_handler(applied):
 
 
 def test_the_sentinel_never_moves_backwards():
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     older = append(character.pk, "fact.added", {"id": "a"})
     newer = append(character.pk, "fact.added", {"id": "b"})
     with transaction.atomic():
@@ -93,9 +95,9 @@ def test_the_sentinel_never_moves_backwards():
 
 
 def test_characters_do_not_share_sentinels(applied):
-    one, two = CharacterFactory(), CharacterFactory()
+    one, two = CharacterFactory.create(), CharacterFactory.create()
     append(one.pk, "fact.added", {"id": "x"})
-    EventFactory.create(character=two, ts=Event.objects.first().ts, payload={"id": "y"})
+    EventFactory.create(character=two, ts=Event.objects.earliest("seq").ts, payload={"id": "y"})
     services.events_reconcile(character_id=one.pk)
     assert applied == []
     services.events_reconcile(character_id=two.pk)

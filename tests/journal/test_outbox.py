@@ -41,13 +41,13 @@ def register(character_id: int, payload: dict | None = None) -> OutboxOp:
 
 @pytest.mark.django_db(transaction=True)
 def test_register_outside_a_transaction_is_refused():
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     with pytest.raises(RuntimeError):
         services.outbox_op_register(character_id=character.pk, op_type="test_op", payload={})
 
 
 def test_an_op_rolled_back_with_its_turn_never_exists(step_calls):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     with pytest.raises(ZeroDivisionError), transaction.atomic():
         services.outbox_op_register(character_id=character.pk, op_type="test_op", payload={})
         1 / 0  # noqa: B018
@@ -56,7 +56,7 @@ def test_an_op_rolled_back_with_its_turn_never_exists(step_calls):
 
 
 def test_commit_enqueues_and_the_task_runs_the_op_to_done(step_calls, django_capture_on_commit_callbacks):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         op = register(character.pk, {"n": 7})
     assert len(callbacks) == 1
@@ -68,7 +68,7 @@ def test_commit_enqueues_and_the_task_runs_the_op_to_done(step_calls, django_cap
 
 
 def test_running_a_done_op_again_does_nothing(step_calls):
-    op = register(CharacterFactory().pk)
+    op = register(CharacterFactory.create().pk)
     assert services.outbox_op_execute(op_id=op.op_id) == "done"
     assert services.outbox_op_execute(op_id=op.op_id) == "done"
     assert len(step_calls[0]) == 1
@@ -77,7 +77,7 @@ def test_running_a_done_op_again_does_nothing(step_calls):
 def test_failures_count_attempts_then_success_completes(step_calls):
     calls, control = step_calls
     control["fail"] = 2
-    op = register(CharacterFactory().pk)
+    op = register(CharacterFactory.create().pk)
     assert services.outbox_op_execute(op_id=op.op_id) == "pending"
     assert services.outbox_op_execute(op_id=op.op_id) == "pending"
     op.refresh_from_db()
@@ -89,7 +89,7 @@ def test_failures_count_attempts_then_success_completes(step_calls):
 def test_five_failures_dead_letter_the_op_which_stays_visible(step_calls):
     _calls, control = step_calls
     control["fail"] = 99
-    op = register(CharacterFactory().pk)
+    op = register(CharacterFactory.create().pk)
     statuses = [services.outbox_op_execute(op_id=op.op_id) for _ in range(6)]
     assert statuses == ["pending"] * 4 + ["dead", "dead"]
     op.refresh_from_db()
@@ -98,7 +98,7 @@ def test_five_failures_dead_letter_the_op_which_stays_visible(step_calls):
 
 
 def test_a_leased_op_is_not_run_twice_until_the_lease_is_released(step_calls):
-    op = register(CharacterFactory().pk)
+    op = register(CharacterFactory.create().pk)
     assert op.op_id in services._claim([op.op_id])
     assert services.outbox_op_execute(op_id=op.op_id) == "busy"
     assert services.outbox_ops_requeue() == 0
@@ -107,7 +107,7 @@ def test_a_leased_op_is_not_run_twice_until_the_lease_is_released(step_calls):
 
 
 def test_requeue_runs_every_pending_op(step_calls):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     ops = [register(character.pk, {"n": i}) for i in range(3)]
     assert services.outbox_ops_requeue() == 3  # sync cluster in tests: each runs as it is enqueued
     assert set(OutboxOp.objects.filter(pk__in=[o.pk for o in ops]).values_list("status", flat=True)) == {
@@ -123,7 +123,7 @@ def test_a_waiting_step_keeps_the_op_pending_without_counting_an_attempt():
 
     register_outbox_step("test_op", "wait", needs_provider)
     try:
-        op = register(CharacterFactory().pk)
+        op = register(CharacterFactory.create().pk)
         assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
         op.refresh_from_db()
         assert op.status == OutboxOp.Status.PENDING and op.attempts == 0
@@ -136,7 +136,7 @@ def test_a_waiting_step_keeps_the_op_pending_without_counting_an_attempt():
 
 def test_a_batch_runs_each_op_on_its_own(step_calls, django_capture_on_commit_callbacks):
     calls, control = step_calls
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     with django_capture_on_commit_callbacks(execute=False):
         ops = [register(character.pk, {"n": i}) for i in range(4)]
     OutboxOp.objects.filter(pk=ops[3].pk).update(status=OutboxOp.Status.DONE)
@@ -161,7 +161,7 @@ def test_a_batch_runs_each_op_on_its_own(step_calls, django_capture_on_commit_ca
 
 def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
     calls, _control = step_calls
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     with transaction.atomic():
         for i in range(services.OUTBOX_BATCH_MAX + 5):
             OutboxOpFactory.create(character=character, payload={"n": i})
@@ -171,7 +171,7 @@ def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
 
 
 def test_a_finished_op_is_marked_done_before_a_slow_later_op_of_its_batch_runs(monkeypatch):
-    character = CharacterFactory()
+    character = CharacterFactory.create()
     seen: list[str] = []
 
     def step(character_id: int, payload: dict) -> None:

@@ -18,7 +18,7 @@ INNER = re.compile(
 
 
 def test_new_dialog_shows_the_time_line_then_both_lines_of_the_turn(client, post_history):
-    CharacterFactory(name="小天", master_name="阿凛")
+    CharacterFactory.create(name="小天", master_name="阿凛")
     post_history("cache", "小天", ("human", "今天好累（叹气）[动作]"), ("ai", "辛苦啦～【摸摸头】"))
     response = client.get("/new_dialog/小天")
     assert response.status_code == 200
@@ -48,7 +48,7 @@ def test_new_dialog_renders_a_real_conversation_in_order(client, post_history):
 def test_gap_hints_follow_the_30_minute_and_5_hour_thresholds(
     client, post_history, hours, expects_notice, expects_long
 ):
-    CharacterFactory(name="小天", master_name="阿凛")
+    CharacterFactory.create(name="小天", master_name="阿凛")
     post_history("cache", "小天", ("human", "晚安"))
     RawMessage.objects.update(timestamp=timezone.now() - timedelta(hours=hours))
     text = client.get("/new_dialog/小天").content.decode()

@@ -13,7 +13,7 @@ from tests.characters.factories import CharacterFactory
 
 @pytest.mark.django_db(transaction=True)
 def test_new_dialog_blocks_until_the_settle_lock_is_released(client):
-    character = CharacterFactory(name="小天")
+    character = CharacterFactory.create(name="小天")
     holding = threading.Event()
     release = threading.Event()
 
@@ -51,7 +51,7 @@ def test_new_dialog_blocks_until_the_settle_lock_is_released(client):
 
 @pytest.mark.django_db(transaction=True)
 def test_settle_locks_of_two_characters_do_not_wait_for_each_other():
-    one, two = CharacterFactory(), CharacterFactory()
+    one, two = CharacterFactory.create(), CharacterFactory.create()
     with settle_lock(one.pk):
         acquired = threading.Event()
 

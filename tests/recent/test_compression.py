@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -132,7 +133,8 @@ def test_stale_anchor_injects_the_hint_and_moves(client, llm_server, run_commits
     run_commits(client, "process", "Mel", english_messages(21))
 
     assert user_text(llm_server.bodies[0]).startswith(stale_hint_text("en"))
-    assert RecentMeta.objects.get(character=character).last_past_block_update_at > old
+    anchor = RecentMeta.objects.get(character=character).last_past_block_update_at
+    assert anchor is not None and anchor > old
 
 
 def test_fresh_anchor_gets_no_hint_and_stays(client, llm_server, run_commits):
@@ -206,6 +208,7 @@ def test_failure_keeps_raw_history_and_never_writes_an_empty_memo(client, llm_se
 
     assert window("Mel") == before + [(m["type"], m["data"]["content"]) for m in newer]
     job = RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).first()
+    assert job is not None
     assert (job.status, job.attempts) == ("pending", 1)
     assert "LLMBadOutput" in job.last_error
 
@@ -218,7 +221,7 @@ def test_provider_errors_leave_history_then_retries_dead_letter_into_the_hard_ca
     # Every fixture turn, four times over: 40 blocks that together pass the 60k-token hard cap.
     pool = [t["text"] for name in ("memorybank-cn", "memorybank-en") for t in turns(name)] * 4
     blocks = [" ".join(pool[i::40]) for i in range(40)]
-    messages = [{"type": "system", "data": {"content": EN_MEMO + "kept memo"}}] + [
+    messages: list[dict[str, Any]] = [{"type": "system", "data": {"content": EN_MEMO + "kept memo"}}] + [
         {"type": "human" if i % 2 == 0 else "ai", "data": {"content": block}}
         for i, block in enumerate(blocks)
     ]

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from recent.models import RawMessage, RecentMessage
+from recent.models import RawMessage
 from tests.characters.factories import CharacterFactory
 from tests.recent.factories import RecentMessageFactory
 
@@ -13,10 +13,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_recent_history_is_an_intro_then_speaker_lines_with_memo_bare(client, post_history):
-    CharacterFactory(name="小天", master_name="阿凛")
+    character = CharacterFactory.create(name="小天", master_name="阿凛")
     post_history("cache", "小天", ("human", "今天好累"), ("ai", "辛苦啦～"))
     RecentMessageFactory.create(
-        character_id=RecentMessage.objects.first().character_id,
+        character=character,
         position=-1,
         type="system",
         data={"content": "先前对话的备忘录: 阿凛在准备考试"},

@@ -26,6 +26,12 @@ def seed(client, n: int = 10, name: str = "Mel") -> Character:
     return Character.objects.get(name=name)
 
 
+def spawn_review(character: Character) -> RecentJob:
+    job = review_maybe_spawn(character_id=character.pk)
+    assert job is not None
+    return job
+
+
 def corrected(rows: list[tuple[str, str]]) -> dict:
     return {"explanation": "tidied", "corrected_dialogue": [{"role": r, "content": c} for r, c in rows]}
 
@@ -35,7 +41,7 @@ def corrected(rows: list[tuple[str, str]]) -> dict:
 
 def test_review_starts_with_eight_messages_and_five_new_human_ones(client):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     assert job is not None and job.kind == RecentJob.Kind.REVIEW and job.status == "pending"
     assert review_maybe_spawn(character_id=character.pk) is None  # one already runs (and the interval)
 
@@ -103,7 +109,7 @@ def test_review_rewrites_the_matched_slots_through_the_route(
 
 def test_shorter_correction_replaces_only_the_last_slots(client, llm_server):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     before = window("Mel")
     llm_server.script(json_content(corrected([("human", "edited human"), ("ai", "edited ai")])))
 
@@ -113,7 +119,7 @@ def test_shorter_correction_replaces_only_the_last_slots(client, llm_server):
 
 def test_system_role_is_dropped_when_the_snapshot_has_no_memo(client, llm_server):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     before = window("Mel")
     llm_server.script(json_content(corrected([("system", "a memo out of nowhere"), ("ai", "edited ai")])))
 
@@ -127,7 +133,7 @@ def test_system_role_edits_the_memo_when_the_snapshot_starts_with_it(client, llm
         *english_messages(9),
     ]
     post(client, "cache", "Mel", messages)
-    job = review_maybe_spawn(character_id=Character.objects.get(name="Mel").pk)
+    job = spawn_review(Character.objects.get(name="Mel"))
     rows = [("system", "Memo of the earlier conversation: fixed")] + [
         (m["type"], m["data"]["content"]) for m in messages[1:]
     ]
@@ -164,7 +170,7 @@ def test_three_truncations_pause_review_until_the_window_shrinks(client, llm_ser
 
 def test_bad_reply_counts_an_attempt_and_changes_nothing(client, llm_server):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     before = window("Mel")
     llm_server.script(json_content({"explanation": "x", "corrected_dialogue": []}))
 
@@ -176,7 +182,7 @@ def test_bad_reply_counts_an_attempt_and_changes_nothing(client, llm_server):
 
 def test_review_request_carries_the_dialogue_as_roles(client, llm_server):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     llm_server.script(json_content(corrected([("ai", "x")])))
     review_job_run(job_id=job.pk)
 
@@ -204,12 +210,14 @@ ROWS = [("human", f"h{i}") if i % 2 == 0 else ("ai", f"a{i}") for i in range(10)
 def test_splice_finds_the_snapshot_before_appended_turns():
     current = turns_of([*ROWS, ("human", "new"), ("ai", "newer")])
     plan = plan_replacements(turns_of(ROWS), current, fixes([("human", "H8"), ("ai", "A9")]))
+    assert isinstance(plan, list)
     assert [(slot.row_id, fix.text) for slot, fix in plan] == [(8, "H8"), (9, "A9")]
 
 
 def test_splice_walks_back_only_over_matching_slots():
     current = turns_of([("system", "memo"), *ROWS[6:]], start=5)  # a compression replaced the head
     plan = plan_replacements(turns_of(ROWS), current, fixes([(t, c.upper()) for t, c in ROWS]))
+    assert isinstance(plan, list)
     assert [slot.text for slot, _ in plan] == ["h6", "a7", "h8", "a9"]  # never the memo
 
 
@@ -238,7 +246,7 @@ def test_cancel_without_a_review_reports_no_task(client):
 
 def test_cancel_stops_a_pending_review(client):
     character = seed(client, 10)
-    job = review_maybe_spawn(character_id=character.pk)
+    job = spawn_review(character)
     assert client.post("/cancel_correction/Mel", content_type="application/json").json() == {
         "status": "cancelled"
     }

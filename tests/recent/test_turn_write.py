@@ -64,8 +64,8 @@ def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
     from recent.services import _turn_write
 
     turns = [turn(("human", "今天去爬山了"), ("ai", "累不累？")), turn(("human", "还好"), ("ai", "那就好"))]
-    CharacterFactory(name="statement")
-    CharacterFactory(name="orm")
+    CharacterFactory.create(name="statement")
+    CharacterFactory.create(name="orm")
     for messages in turns:
         turn_record(name="statement", messages=messages, language="zh")
         character_id = character_id_for(name="orm")
@@ -93,7 +93,7 @@ def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
     turn_record(name="phoenix", messages=turn(("human", "first life"), ("ai", "hi")), language="en")
     old_id = Character.objects.get(name="phoenix").pk
     Character.objects.filter(pk=old_id).delete()  # the id stays cached in this process
-    CharacterFactory(name="decoy")  # may take a reused id on SQLite
+    CharacterFactory.create(name="decoy")  # may take a reused id on SQLite
     new_id = turn_record(
         name="phoenix", messages=turn(("human", "second life"), ("ai", "hello")), language="en"
     )

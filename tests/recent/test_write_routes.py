@@ -82,7 +82,7 @@ def test_settle_journals_given_messages_without_duplicating_the_window(client):
 
 
 def test_multimodal_content_and_role_aliases_are_accepted(client):
-    messages = [
+    messages: list[dict] = [
         {"type": "human", "data": {"content": [{"type": "text", "text": "看这张图"}, {"type": "image_url"}]}},
         {"role": "assistant", "content": "好可爱的猫！"},
     ]
