@@ -61,7 +61,7 @@ def normalised(state: dict) -> dict:
 def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
     """PostgreSQL: one statement; SQLite: hand-built statements in one transaction."""
     from nekomem.characters.locks import settled_transaction
-    from recent.services import _turn_write
+    from recent.services.turn_write import turn_write_orm
 
     turns = [turn(("human", "今天去爬山了"), ("ai", "累不累？")), turn(("human", "还好"), ("ai", "那就好"))]
     CharacterFactory(name="statement")
@@ -70,7 +70,7 @@ def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
         turn_record(name="statement", messages=messages, language="zh")
         character_id = character_id_for(name="orm")
         with settled_transaction(character_id):
-            _turn_write(character_id=character_id, messages=messages, language="zh", append_recent=True)
+            turn_write_orm(character_id=character_id, messages=messages, language="zh", append_recent=True)
     statement, orm = normalised(stored("statement")), normalised(stored("orm"))
     assert statement == orm
     assert [p for p, _t, _d in statement["window"]] == [0, 1, 2, 3]
@@ -104,7 +104,7 @@ def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
 
 
 def test_a_history_too_large_for_one_statement_is_written_whole_through_the_orm(client):
-    from recent.services import STATEMENT_MAX_MESSAGES
+    from recent.services.turn_write import STATEMENT_MAX_MESSAGES
 
     count = STATEMENT_MAX_MESSAGES * 10
     pairs = [("human" if i % 2 == 0 else "ai", f"消息 {i}") for i in range(count)]
