@@ -26,8 +26,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 
 from django.conf import settings
 
+from nekomem.embeddings import Embedder, EmbeddingUnavailable
 from nekomem.embeddings.profiles import MINILM_L6_INT8, MUSE_V3_INT8
-from nekomem.embeddings.service import Embedder, EmbeddingUnavailable
 
 DATA_DIR = Path("/work/shared/data")
 SETS = ["locomo10", "memorybank-cn", "memorybank-en", "madial_bench-ch", "madial_bench-en"]
