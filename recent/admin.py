@@ -4,7 +4,14 @@
 from django.contrib import admin
 
 from nekomem.admin import ServiceWrittenAdmin
-from recent.models import RawMessage, RecentJob, RecentMessage, RecentMeta, RecentReviewState
+from recent.models import (
+    RawMessage,
+    RecentJob,
+    RecentMessage,
+    RecentMeta,
+    RecentReviewState,
+    RecentWindowState,
+)
 
 
 @admin.register(RecentMessage)
@@ -19,6 +26,13 @@ class RecentMessageAdmin(ServiceWrittenAdmin):
         from recent.messages import content_text
 
         return content_text(obj.data.get("content"))[:100]
+
+
+@admin.register(RecentWindowState)
+class RecentWindowStateAdmin(ServiceWrittenAdmin):
+    list_display = ("character", "next_position", "review_clean")
+    list_filter = ("review_clean",)
+    search_fields = ("character__name",)
 
 
 @admin.register(RecentMeta)

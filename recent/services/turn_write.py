@@ -15,27 +15,32 @@ from typing import Any
 from uuid import UUID
 
 from django.db import connection, transaction
+from django.db.models import Model
 from django.utils import timezone
 
-from nekomem.characters.locks import settle_lock_source, settled_transaction
+from nekomem.characters.locks import lock_character_update, settle_lock_source, settled_transaction
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for, character_id_forget
 from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
 from nekomem.statements import column, database, insert_select_sql, model_field
-from recent.models import RawMessage, RecentMessage
+from recent.models import RawMessage, RecentMessage, RecentWindowState
 from recent.services.raw_log import raw_log_append, raw_log_values
 from recent.services.window import recent_messages_insert, recent_positions_take
 
 POST_TURN_OP = "extract_facts"  # the original's wire name, kept although the op does more
 
 
-def _activity_fields(*, messages: list[dict[str, Any]], language: str | None) -> dict[str, Any]:
+def _activity_fields(*, language: str | None) -> dict[str, Any]:
+    """What a turn sets on the character row (whose UPDATE is also the row lock)."""
     fields: dict[str, Any] = {"last_activity_at": timezone.now()}
     if language:
         fields["language"] = language[:16]
-    if any(m["type"] == "human" for m in messages):
-        fields["review_clean"] = False
     return fields
+
+
+def _clears_review(messages: list[dict[str, Any]]) -> bool:
+    """A new human message makes the window worth reviewing again."""
+    return any(m["type"] == "human" for m in messages)
 
 
 def _post_turn_payload(
@@ -54,11 +59,9 @@ def turn_write_orm(
     caller holds the settle lock and has opened the transaction. ``turn_write_statement`` below
     must write exactly the same rows."""
     window_count = len(messages) if append_recent else 0
-    # The counter UPDATE carries the activity fields and is the row lock: one statement for all three.
+    lock_character_update(character_id, **_activity_fields(language=language))
     first = recent_positions_take(
-        character_id=character_id,
-        count=window_count,
-        **_activity_fields(messages=messages, language=language),
+        character_id=character_id, count=window_count, clear_review=_clears_review(messages)
     )
     if not messages:
         return
@@ -80,10 +83,11 @@ def turn_write_statement(
     """``turn_write_orm`` in hand-built statements from the model fields; returns the character's id.
 
     PostgreSQL: one autocommitted statement. The character UPDATE takes the settle lock, then the
-    row lock, and hands the window positions it took from the counter to the inserts, which are
-    data-modifying CTEs that run only when it found the character; the statement commits or fails
-    as a whole. SQLite: the same UPDATE and INSERTs one after another in one immediate transaction
-    under the settle flock (there, each statement is a library call, not a round trip).
+    row lock; the window state's upsert takes positions from the counter and hands them to the
+    inserts, which are data-modifying CTEs that run only when the UPDATE found the character; the
+    statement commits or fails as a whole. SQLite: the same UPDATE, upsert and INSERTs one after
+    another in one immediate transaction under the settle flock (there, each statement is a library
+    call, not a round trip).
 
     The UPDATE matches the name as well as the cached id; when it finds no row (the character was
     deleted since), the id is looked up again, once.
@@ -116,7 +120,8 @@ def turn_write_statement(
 
 
 class _TurnStatements:
-    """The statements of one turn: the character UPDATE, then the window, raw-log and outbox rows."""
+    """The statements of one turn: the character UPDATE, the window counter's upsert, then the
+    window, raw-log and outbox rows."""
 
     def __init__(
         self,
@@ -136,30 +141,54 @@ class _TurnStatements:
         self.window_count = len(messages) if append_recent else 0
         self.op_id: UUID | None = None
 
-    def _quoted(self, field: str) -> str:
-        return self.db.ops.quote_name(column(Character, field))
+    def _quote(self, model: type[Model], field: str) -> str:
+        return self.db.ops.quote_name(column(model, field))
 
     def _character_update(
         self, *, lock_source: str = "", lock_params: Sequence[Any] = (), returning: str = ""
     ) -> tuple[str, list[Any]]:
-        counter = self._quoted("recent_next_position")
-        assignments = [f"{counter} = {counter} + %s"]
-        params: list[Any] = [self.window_count]
-        for field, value in _activity_fields(messages=self.messages, language=self.language).items():
-            assignments.append(f"{self._quoted(field)} = %s")
+        assignments: list[str] = []
+        params: list[Any] = []
+        for field, value in _activity_fields(language=self.language).items():
+            assignments.append(f"{self._quote(Character, field)} = %s")
             params.append(model_field(Character, field).get_db_prep_save(value, self.db))
         table = self.db.ops.quote_name(Character._meta.db_table)
+        pk = self._quote(Character, "id")
         sql = (
             f"UPDATE {table} SET {', '.join(assignments)} {lock_source} "
-            f"WHERE {table}.{self._quoted('id')} = %s AND {table}.{self._quoted('name')} = %s "
-            f"RETURNING {table}.{counter} - %s AS first_position{returning}"
+            f"WHERE {table}.{pk} = %s AND {table}.{self._quote(Character, 'name')} = %s "
+            f"RETURNING {table}.{pk} AS character_id{returning}"
         )
-        return sql, [*params, *lock_params, self.character_id, self.name, self.window_count]
+        return sql, [*params, *lock_params, self.character_id, self.name]
 
-    def _inserts(self, *, source: str | None, first_position: int | None) -> list[tuple[str, list[Any]]]:
-        """The INSERTs. With ``source`` (a CTE of the same statement) the positions and the raw log's
-        timestamp come from it; without, the positions start at ``first_position`` and the timestamp
-        is read now, inside the caller's transaction after its UPDATE."""
+    def _counter_upsert(self, *, source: str | None) -> tuple[str, list[Any]]:
+        """Take the turn's window positions from the counter, creating the row on a first turn;
+        returns ``first_position``. With ``source`` it runs only when that CTE yields the character."""
+        table = self.db.ops.quote_name(RecentWindowState._meta.db_table)
+        character = self._quote(RecentWindowState, "character")
+        counter = self._quote(RecentWindowState, "next_position")
+        clean = self._quote(RecentWindowState, "review_clean")
+        values = "%s, %s, %s" if source is None else f"{source}.character_id, %s, %s"
+        params: list[Any] = [self.character_id] if source is None else []
+        params += [self.window_count, False]
+        updates = [f"{counter} = {table}.{counter} + EXCLUDED.{counter}"]
+        if _clears_review(self.messages):
+            updates.append(f"{clean} = EXCLUDED.{clean}")
+        inserted = f"VALUES ({values})" if source is None else f"SELECT {values} FROM {source} WHERE true"
+        sql = (
+            f"INSERT INTO {table} ({character}, {counter}, {clean}) {inserted} "
+            f"ON CONFLICT ({character}) DO UPDATE SET {', '.join(updates)} "
+            f"RETURNING {counter} - %s AS first_position"
+        )
+        return sql, [*params, self.window_count]
+
+    def _inserts(
+        self, *, positions: str | None, clock: str | None, first_position: int | None
+    ) -> list[tuple[str, list[Any]]]:
+        """The INSERTs. With ``positions`` and ``clock`` (CTEs of the same statement) the positions
+        and the raw log's timestamp come from them; without, the positions start at
+        ``first_position`` and the timestamp is read now, inside the caller's transaction after its
+        UPDATE."""
         if not self.messages:
             return []
         inserts: list[tuple[str, list[Any]]] = []
@@ -169,7 +198,7 @@ class _TurnStatements:
                 for m in self.messages
             ]
             position = column(RecentMessage, "position")
-            if source is None:
+            if positions is None:
                 assert first_position is not None
                 for i, row in enumerate(window):
                     row["position"] = first_position + i
@@ -179,8 +208,8 @@ class _TurnStatements:
                     insert_select_sql(
                         RecentMessage,
                         window,
-                        source=source,
-                        computed=lambda i: {position: f"{source}.first_position + {i}"},
+                        source=positions,
+                        computed=lambda i: {position: f"{positions}.first_position + {i}"},
                     )
                 )
         raw = raw_log_values(character_id=self.character_id, messages=self.messages, timestamp=timezone.now())
@@ -189,8 +218,8 @@ class _TurnStatements:
             insert_select_sql(
                 RawMessage,
                 raw,
-                source=source,
-                computed=(lambda i: {timestamp: f"{source}.written_at"}) if source else None,
+                source=clock,
+                computed=(lambda i: {timestamp: f"{clock}.written_at"}) if clock else None,
             )
         )
         op = outbox_op_statement(
@@ -199,7 +228,7 @@ class _TurnStatements:
             payload=_post_turn_payload(
                 messages=self.messages, session_id=raw[0]["session_id"], language=self.language
             ),
-            source=source,
+            source=clock,
         )
         inserts.append((op.sql, op.params))
         self.op_id = op.op_id
@@ -214,23 +243,29 @@ class _TurnStatements:
             # The raw log's timestamp is read after the locks are held, so time order is commit order.
             returning=", clock_timestamp() AS written_at",
         )
-        ctes = [f"settled AS ({update})"]
-        for index, (sql, insert_params) in enumerate(self._inserts(source="settled", first_position=None)):
+        upsert, upsert_params = self._counter_upsert(source="settled")
+        ctes = [f"settled AS ({update})", f"counter AS ({upsert})"]
+        params.extend(upsert_params)
+        inserts = self._inserts(positions="counter", clock="settled", first_position=None)
+        for index, (sql, insert_params) in enumerate(inserts):
             ctes.append(f"write_{index} AS ({sql})")
             params.extend(insert_params)
         with self.db.cursor() as cursor:
-            cursor.execute(f"WITH {', '.join(ctes)} SELECT first_position FROM settled", params)
+            cursor.execute(f"WITH {', '.join(ctes)} SELECT first_position FROM counter", params)
             return cursor.fetchone() is not None
 
     def run_in_sequence(self) -> bool:
         """Inside the caller's transaction, which holds the settle lock: the UPDATE (the row lock),
-        then the INSERTs. False when the character was not found."""
+        the counter's upsert, then the INSERTs. False when the character was not found."""
         update, params = self._character_update()
         with self.db.cursor() as cursor:
             cursor.execute(update, params)
-            row = cursor.fetchone()
-            if row is None:
+            if cursor.fetchone() is None:
                 return False
-            for sql, insert_params in self._inserts(source=None, first_position=row[0]):
+            cursor.execute(*self._counter_upsert(source=None))
+            (first_position,) = cursor.fetchone()
+            for sql, insert_params in self._inserts(
+                positions=None, clock=None, first_position=first_position
+            ):
                 cursor.execute(sql, insert_params)
         return True

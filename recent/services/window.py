@@ -7,12 +7,11 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
-from nekomem.characters.locks import lock_character, lock_character_update, settle_lock
-from nekomem.characters.models import Character
+from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.errors import Conflict
 from recent.jobs import recent_job_cancel
 from recent.messages import normalise_message
-from recent.models import RecentJob, RecentMessage
+from recent.models import RecentJob, RecentMessage, RecentWindowState
 
 # The original browser's save limits.
 MAX_WINDOW_MESSAGES = 10_000
@@ -24,15 +23,17 @@ class WindowChanged(Conflict):
     """The window changed since the editor read it; saving would overwrite someone else's change."""
 
 
-def recent_positions_take(*, character_id: int, count: int, **also_update: Any) -> int:
-    """Take ``count`` consecutive window positions from the character's counter; returns the first.
+def recent_positions_take(*, character_id: int, count: int, clear_review: bool = False) -> int:
+    """Take ``count`` consecutive window positions from the counter; returns the first.
 
-    The UPDATE is the row lock (see ``lock_character_update``), so call it inside a transaction, and
-    ``also_update`` lets the caller's own UPDATE of the character row ride along.
+    The caller holds the character's row lock in its transaction, so the counter row is created at
+    most once; ``clear_review`` marks the window as worth reviewing again (a new human message).
     """
-    lock_character_update(character_id, recent_next_position=F("recent_next_position") + count, **also_update)
-    after = Character.objects.filter(pk=character_id).values_list("recent_next_position", flat=True).get()
-    return after - count
+    also: dict[str, Any] = {"review_clean": False} if clear_review else {}
+    states = RecentWindowState.objects.filter(pk=character_id)
+    if not states.update(next_position=F("next_position") + count, **also):
+        RecentWindowState.objects.create(character_id=character_id, next_position=count)
+    return states.values_list("next_position", flat=True).get() - count
 
 
 def recent_messages_insert(*, character_id: int, first_position: int, messages: list[dict[str, Any]]) -> None:
@@ -43,7 +44,7 @@ def recent_messages_insert(*, character_id: int, first_position: int, messages: 
 
 
 def recent_messages_append(*, character_id: int, messages: list[dict[str, Any]]) -> None:
-    """Append to the window, inside a transaction (it takes the row lock)."""
+    """Append to the window; the caller holds the character's row lock in its transaction."""
     if not messages:
         return
     first = recent_positions_take(character_id=character_id, count=len(messages))
@@ -70,5 +71,5 @@ def recent_window_replace(
             raise WindowChanged("the recent window changed since it was read; reload and edit again")
         RecentMessage.objects.filter(character_id=character_id).delete()
         recent_messages_append(character_id=character_id, messages=messages)
-        Character.objects.filter(pk=character_id).update(review_clean=False)
+        RecentWindowState.objects.filter(pk=character_id).update(review_clean=False)
     return messages
