@@ -26,8 +26,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 from django.conf import settings
 
 from bench import shared_data
+from nekomem.embeddings import Embedder, EmbeddingUnavailable
 from nekomem.embeddings.profiles import MINILM_L6_INT8, MUSE_V3_INT8
-from nekomem.embeddings.service import Embedder, EmbeddingUnavailable
 
 MODELS = [MUSE_V3_INT8.name, MINILM_L6_INT8.name]
 # The original's cosine cut-off (reference §4.4) was set for another model; shown to check calibration.

@@ -1,14 +1,27 @@
+"""The facts layer in the admin. Every write goes through the services the REST API calls."""
+
+from __future__ import annotations
+
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from facts.models import ExtractionCursor, Fact, FactDedupPair
-from facts.services.editing import fact_text_set
+from facts.services import fact_delete, fact_update
+from nekomem.admin import ServiceWrittenAdmin
+
+# What the REST API lets a person edit (``FactEditSerializer``); everything else is the services'.
+EDITABLE_FACT_FIELDS = ("text", "importance")
 
 
 @admin.register(Fact)
 class FactAdmin(admin.ModelAdmin):
+    """Facts are edited and deleted as the REST API does it: under the character's lock, with the
+    dedup index and vector reset on a new text, and the recall version bumped so every server
+    process drops its cached index. Facts are added only by extraction and import."""
+
     list_display = (
         "fact_id",
         "character",
@@ -22,26 +35,36 @@ class FactAdmin(admin.ModelAdmin):
     list_filter = ("character", "entity", "source", "absorbed", "signal_processed", "archived", "importance")
     search_fields = ("fact_id", "text", "hash")
     date_hierarchy = "created_at"
-    readonly_fields = (
-        "hash",
-        "embedding",
-        "embedding_text_sha256",
-        "embedding_model_id",
-        "dedup_tokens",
-        "dedup_key",
-        "updated_at",
-    )
     list_select_related = ("character",)
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Fact | None = None) -> list[str]:
+        return [
+            f.name
+            for f in Fact._meta.concrete_fields
+            if not f.primary_key and f.name not in EDITABLE_FACT_FIELDS
+        ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
     def save_model(self, request: HttpRequest, obj: Fact, form: Any, change: bool) -> None:
-        if change and "text" in form.changed_data:
-            # Through the same rules as an API edit: new hash, vector dropped, dedup index re-read.
-            fact_text_set(fact=obj, text=obj.text)
-        super().save_model(request, obj, form, change)
+        fact_update(
+            character_id=obj.character_id,
+            fact_id=obj.fact_id,
+            **{name: form.cleaned_data[name] for name in EDITABLE_FACT_FIELDS if name in form.changed_data},
+        )
+        obj.refresh_from_db()  # the form's instance, as the service left it (for the change log)
+
+    def delete_model(self, request: HttpRequest, obj: Fact) -> None:
+        fact_delete(character_id=obj.character_id, fact_id=obj.fact_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Fact]) -> None:
+        for character_id, fact_id in queryset.values_list("character_id", "fact_id"):
+            fact_delete(character_id=character_id, fact_id=fact_id)
 
 
 @admin.register(FactDedupPair)
-class FactDedupPairAdmin(admin.ModelAdmin):
+class FactDedupPairAdmin(ServiceWrittenAdmin):
     """The arbitration queue and, once resolved, the record of each decision.
 
     A ``merge``/``replace`` deletes one fact; the pair keeps both ids and texts (the deleted side's
@@ -69,19 +92,10 @@ class FactDedupPairAdmin(admin.ModelAdmin):
     )
     list_select_related = ("character",)
     raw_id_fields = ("candidate", "existing")
-    readonly_fields = (
-        "candidate_fact_id",
-        "existing_fact_id",
-        "candidate_text",
-        "existing_text",
-        "decision",
-        "merged_text",
-        "resolved_at",
-    )
 
 
 @admin.register(ExtractionCursor)
-class ExtractionCursorAdmin(admin.ModelAdmin):
+class ExtractionCursorAdmin(ServiceWrittenAdmin):
     list_display = (
         "character",
         "last_check_at",

@@ -1,10 +1,12 @@
-"""Pieces of single-statement writes on PostgreSQL, built from the models so they follow the schema.
+"""Pieces of hand-built write statements, built from the models so they follow the schema.
 
-A chat turn touches four tables. Through the ORM that is a transaction of eight statements, each a
-round trip and a query compilation; on PostgreSQL the same write fits in one statement whose
-data-modifying CTEs run atomically together. The pieces here keep that statement honest: column
-lists, defaults, ``auto_now`` stamps and value adaptation all come from the model fields, as
-``Model.save()`` would prepare them, so a field added to a model is written here too.
+Layer-agnostic: the chat turn's statement (``recent/services/turn_write.py``) and the outbox's
+(``nekomem/journal/services.py``) are assembled from these. Through the ORM a chat turn is a
+transaction of eight statements, each a round trip and a query compilation; on PostgreSQL the same
+write fits in one statement whose data-modifying CTEs run atomically together. The pieces here keep
+such a statement honest: column lists, defaults, ``auto_now`` stamps and value adaptation all come
+from the model fields, as ``Model.save()`` would prepare them, so a field added to a model is
+written here too.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from nekomem.embeddings import Embedder
-from nekomem.embeddings.service import trim_heap
+from nekomem.embeddings import Embedder, trim_heap
 from recall.engine import RecallIndex
 from recall.selectors import character_memory_version, recall_pools
 

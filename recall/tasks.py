@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from nekomem.embeddings import get_embedder
+from nekomem.embeddings import configured_profile, get_embedder
 from nekomem.embeddings.profiles import get_profile
-from nekomem.embeddings.service import configured_profile
 from recall.backfill import characters_needing_vectors, embedding_backfill
 
 TICK_LIMIT = 4000  # facts per character per tick, so one big import does not hold a worker for long

@@ -1,10 +1,21 @@
+"""The recent layer in the admin: browsable; the window is edited only through the memory browser
+(``recent_window_replace``), and the raw log and the layer's state only by their services."""
+
 from django.contrib import admin
 
-from recent.models import RawMessage, RecentJob, RecentMessage, RecentMeta, RecentReviewState
+from nekomem.admin import ServiceWrittenAdmin
+from recent.models import (
+    RawMessage,
+    RecentJob,
+    RecentMessage,
+    RecentMeta,
+    RecentReviewState,
+    RecentWindowState,
+)
 
 
 @admin.register(RecentMessage)
-class RecentMessageAdmin(admin.ModelAdmin):
+class RecentMessageAdmin(ServiceWrittenAdmin):
     list_display = ("character", "position", "type", "preview", "created_at")
     list_filter = ("type", "character")
     search_fields = ("data",)
@@ -17,18 +28,24 @@ class RecentMessageAdmin(admin.ModelAdmin):
         return content_text(obj.data.get("content"))[:100]
 
 
+@admin.register(RecentWindowState)
+class RecentWindowStateAdmin(ServiceWrittenAdmin):
+    list_display = ("character", "next_position", "review_clean")
+    list_filter = ("review_clean",)
+    search_fields = ("character__name",)
+
+
 @admin.register(RecentMeta)
-class RecentMetaAdmin(admin.ModelAdmin):
+class RecentMetaAdmin(ServiceWrittenAdmin):
     list_display = ("character", "last_past_block_update_at")
 
 
 @admin.register(RawMessage)
-class RawMessageAdmin(admin.ModelAdmin):
+class RawMessageAdmin(ServiceWrittenAdmin):
     list_display = ("character", "timestamp", "session_id", "preview")
     list_filter = ("character",)
     search_fields = ("session_id", "message")
     date_hierarchy = "timestamp"
-    readonly_fields = ("character", "session_id", "message", "timestamp")
 
     @admin.display(description="message")
     def preview(self, obj: RawMessage) -> str:
@@ -72,7 +89,7 @@ class RecentJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(RecentReviewState)
-class RecentReviewStateAdmin(admin.ModelAdmin):
+class RecentReviewStateAdmin(ServiceWrittenAdmin):
     list_display = (
         "character",
         "cutoff_position",

@@ -49,6 +49,29 @@ class RecentMeta(models.Model):
         return f"{self.character_id}: {self.last_past_block_update_at}"
 
 
+class RecentWindowState(models.Model):
+    """The window's counter and review flag, one row per character that ever wrote to the window.
+
+    Every turn updates it in the same transaction as the window rows (an upsert, so a new character
+    needs no set-up); the character row itself only takes the row lock and the activity clock.
+    """
+
+    character = models.OneToOneField(
+        Character, on_delete=models.CASCADE, primary_key=True, related_name="recent_window_state"
+    )
+    next_position = models.BigIntegerField(
+        default=0,
+        help_text="Next free position in the recent window. Appends take positions from it in the database "
+        "under the character's row lock, so positions only ever grow and never need a read of the window.",
+    )
+    review_clean = models.BooleanField(
+        default=False, help_text="Set by a finished history review; any new human message clears it."
+    )
+
+    def __str__(self) -> str:
+        return f"{self.character_id}: next {self.next_position}"
+
+
 class RawMessage(models.Model):
     """``time_indexed_original``: the raw journal, one row per message, one timestamp per call."""
 

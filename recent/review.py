@@ -36,7 +36,7 @@ from recent.jobs import (
     recent_job_wait,
 )
 from recent.messages import content_text
-from recent.models import RecentJob, RecentMessage, RecentReviewState
+from recent.models import RecentJob, RecentMessage, RecentReviewState, RecentWindowState
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def review_gate(
     """Why a review must not start now, or "" when every gate passes."""
     if not switch_enabled(RECENT_AUTO_REVIEW):
         return "switched_off"
-    if character.review_clean:
+    if RecentWindowState.objects.filter(pk=character.pk, review_clean=True).exists():
         return "clean"
     if len(window) < REVIEW_MIN_LENGTH:
         return "too_short"
@@ -262,7 +262,7 @@ def _review_finished(*, character_id: int, snapshot: list[Turn], rows: list[Rece
     if not any(
         r.type == RecentMessage.Kind.HUMAN and cutoff is not None and r.position > cutoff for r in rows
     ):
-        Character.objects.filter(pk=character_id).update(review_clean=True)
+        RecentWindowState.objects.filter(pk=character_id).update(review_clean=True)
 
 
 def _strike(*, character_id: int, window_length: int) -> int:

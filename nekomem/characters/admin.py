@@ -1,16 +1,58 @@
+"""Characters in the admin: the fields the REST API edits, checked by the API's own serializer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
+from nekomem.characters.api import CharacterSerializer
 from nekomem.characters.models import Character
+from nekomem.characters.names import InvalidCharacterName, validate_character_name
+
+# What a person edits (``CharacterSerializer``'s writable fields); the rest is written by services.
+EDITABLE_CHARACTER_FIELDS = ("name", "master_name", "master_nicknames", "card")
+
+
+class CharacterAdminForm(forms.ModelForm):
+    class Meta:
+        model = Character
+        fields = EDITABLE_CHARACTER_FIELDS
+
+    def clean_name(self) -> str:
+        try:
+            return validate_character_name(self.cleaned_data["name"])
+        except InvalidCharacterName as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        # The name was checked above; uniqueness is the model form's own check.
+        checked = CharacterSerializer(
+            instance=self.instance if self.instance.pk else None,
+            data={
+                name: cleaned[name]
+                for name in EDITABLE_CHARACTER_FIELDS
+                if name in cleaned and name != "name"
+            },
+            partial=True,
+        )
+        if not checked.is_valid():
+            for name, errors in checked.errors.items():
+                self.add_error(name if name in self.fields else None, errors)
+        return cleaned
 
 
 @admin.register(Character)
 class CharacterAdmin(admin.ModelAdmin):
-    list_display = ("name", "master_name", "language", "last_activity_at", "review_clean", "created_at")
+    form = CharacterAdminForm
+    list_display = ("name", "master_name", "language", "last_activity_at", "created_at")
     search_fields = ("name", "master_name")
-    list_filter = ("language", "review_clean")
-    readonly_fields = ("created_at", "last_activity_at")
+    list_filter = ("language",)
+    readonly_fields = ("language", "created_at", "last_activity_at", "memory_version")
     fieldsets = (
         (None, {"fields": ("name", "language")}),
         ("Character card", {"fields": ("master_name", "master_nicknames", "card")}),
-        ("State", {"fields": ("review_clean", "last_activity_at", "created_at")}),
+        ("State", {"fields": ("last_activity_at", "created_at", "memory_version")}),
     )

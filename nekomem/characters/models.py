@@ -23,14 +23,6 @@ class Character(models.Model):
     memory_version = models.PositiveBigIntegerField(
         default=0, help_text="Bumped by every change to recallable memory; recall caches key on it."
     )
-    recent_next_position = models.BigIntegerField(
-        default=0,
-        help_text="Next free position in the recent window. Appends take positions from it in the database "
-        "under the row lock, so positions only ever grow and never need a read of the window first.",
-    )
-    review_clean = models.BooleanField(
-        default=False, help_text="Set by a finished history review; any new human message clears it."
-    )
 
     class Meta:
         ordering = ["name"]

@@ -8,86 +8,25 @@ server B; server A's next answer reflects the edit, because the cache is keyed o
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.e2e.recall_servers import CHARACTER, FACTS, recalled_texts, two_servers_one_cached_index
+from tests.support.server_process import http_call
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
-CHARACTER = "小天"
-FACTS = [
-    ("fact_20240501120000_aaaaaaaa", "主人养了一只橘猫，名字叫团子"),
-    ("fact_20240502120000_bbbbbbbb", "主人每天早上喝一杯冰美式"),
-    ("fact_20240503120000_cccccccc", "主人周末喜欢去爬山"),
-]
-
-
-def write_facts(root: Path) -> None:
-    folder = root / CHARACTER
-    folder.mkdir(parents=True)
-    facts: list[dict[str, object]] = [
-        {
-            "id": fact_id,
-            "text": text,
-            "importance": 7,
-            "entity": "master",
-            "source": "user_observation",
-            "tags": [],
-            "hash": fact_id[-8:] * 2,
-            "created_at": f"2024-05-0{i + 1}T12:00:00",
-            "event_when_raw": None,
-            "event_start_at": f"2024-05-0{i + 1}T12:00:00",
-            "event_end_at": None,
-            "schema_version": 2,
-            "absorbed": False,
-            "signal_processed": True,
-        }
-        for i, (fact_id, text) in enumerate(FACTS)
-    ]
-    (folder / "facts.json").write_text(json.dumps(facts, ensure_ascii=False), encoding="utf-8")
-
-
-def recalled_texts(port: int, query: str) -> list[str]:
-    answer = http_call(port, "POST", f"/query_memory/{CHARACTER}", {"query": query})
-    assert answer.status == 200, answer.text
-    assert "error_code" not in answer.json()
-    return [row["text"] for row in answer.json()["results"]]
-
 
 def test_an_edit_through_one_server_invalidates_the_other_servers_index(tmp_path: Path) -> None:
-    with server_backend(
-        tmp_path / "a",
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server_a:
-        server_a.extra_env["NEKOMEM_WORKERS"] = "1"
-        server_a.start()
-        write_facts(tmp_path / "import")
-        server_a.manage("import_memory", str(tmp_path / "import"))
-
-        assert recalled_texts(server_a.port, "橘猫团子")[0] == FACTS[0][1]  # A builds and caches the index
-
-        server_b = ServerProcess(
-            database=server_a.database,
-            var_dir=tmp_path / "b" / "var",
-            redis_url=server_a.redis_url,
-            extra_env={"NEKOMEM_WORKERS": "1"},
+    with two_servers_one_cached_index(tmp_path) as (server_a, server_b):
+        edited = http_call(
+            server_b.port,
+            "PATCH",
+            f"/api/v1/characters/{CHARACTER}/facts/{FACTS[0][0]}/",
+            {"text": "主人养了一只柴犬，名字叫豆豆"},
         )
-        try:
-            server_b.start()
-            edited = http_call(
-                server_b.port,
-                "PATCH",
-                f"/api/v1/characters/{CHARACTER}/facts/{FACTS[0][0]}/",
-                {"text": "主人养了一只柴犬，名字叫豆豆"},
-            )
-            assert edited.status == 200, edited.text
-        finally:
-            server_b.stop()
+        assert edited.status == 200, edited.text
 
         after = recalled_texts(server_a.port, "柴犬豆豆")
         assert after and after[0] == "主人养了一只柴犬，名字叫豆豆"

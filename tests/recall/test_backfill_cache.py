@@ -128,9 +128,9 @@ def test_backfill_in_several_chunks_matches_one_chunk(character: Character) -> N
 
 
 def test_an_idle_tick_does_not_load_the_model(character: Character) -> None:
-    from nekomem.embeddings import service
+    from nekomem import embeddings
 
     embedding_backfill(character_id=character.pk, queue_pairs=False)
-    service.reset_for_tests()
+    embeddings.reset_for_tests()
     assert embedding_backfill_tick() == 0
-    assert service.status()["state"] == "init"  # nothing to embed: the model was never loaded
+    assert embeddings.status()["state"] == "init"  # nothing to embed: the model was never loaded

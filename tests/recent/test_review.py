@@ -11,7 +11,7 @@ from django.utils import timezone
 from nekomem.characters.models import Character
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from recent.compression import window_compress
-from recent.models import RecentJob, RecentReviewState
+from recent.models import RecentJob, RecentReviewState, RecentWindowState
 from recent.review import Turn, plan_replacements, review_job_run, review_maybe_spawn
 from tests.recent.factories import RecentReviewStateFactory
 from tests.recent.scripting import dialogue_of, post, summary, window
@@ -57,9 +57,9 @@ def test_review_respects_switch_clean_flag_and_interval(client):
     assert review_maybe_spawn(character_id=character.pk) is None
     switch_set(name=RECENT_AUTO_REVIEW, enabled=True)
 
-    Character.objects.filter(pk=character.pk).update(review_clean=True)
+    RecentWindowState.objects.filter(pk=character.pk).update(review_clean=True)
     assert review_maybe_spawn(character_id=character.pk) is None
-    Character.objects.filter(pk=character.pk).update(review_clean=False)
+    RecentWindowState.objects.filter(pk=character.pk).update(review_clean=False)
 
     RecentReviewState.objects.update_or_create(
         character=character, defaults={"last_started_at": timezone.now() - timedelta(seconds=30)}
@@ -103,7 +103,7 @@ def test_review_rewrites_the_matched_slots_through_the_route(
     job = RecentJob.objects.get(kind=RecentJob.Kind.REVIEW)
     assert (job.status, job.outcome) == ("done", "spliced:1")
     character = Character.objects.get(name="Mel")
-    assert character.review_clean
+    assert RecentWindowState.objects.get(character=character).review_clean
     assert RecentReviewState.objects.get(character=character).cutoff_position is not None
 
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from nekomem.characters.models import Character
 from recent.jobs import recent_job_request
-from recent.models import RecentJob
+from recent.models import RecentJob, RecentWindowState
 from recent.review import review_job_run
 from tests.recent.scripting import in_own_connection, post, window
 from tests.support.dataset import english_messages
@@ -45,7 +45,7 @@ def test_turns_appended_during_the_review_survive_its_splice(client, llm_server)
         *[(m["type"], m["data"]["content"]) for m in late],
     ]
     # A human message arrived while the LLM was thinking: the window is not clean.
-    assert not Character.objects.get(name="Mel").review_clean
+    assert not RecentWindowState.objects.get(character__name="Mel").review_clean
 
 
 def test_cancel_during_the_call_discards_the_result(client, llm_server):

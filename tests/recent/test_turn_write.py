@@ -8,7 +8,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for
 from nekomem.journal.models import OutboxOp
 from recent.messages import parse_history
-from recent.models import RawMessage, RecentMessage
+from recent.models import RawMessage, RecentMessage, RecentWindowState
 from recent.services import recent_window_replace, turn_record
 from tests.characters.factories import CharacterFactory
 from tests.conftest import history
@@ -40,8 +40,9 @@ def stored(name: str) -> dict:
             .order_by("created_at")
             .values_list("type", "payload", "status", "attempts")
         ),
-        "character": Character.objects.filter(pk=character.pk)
-        .values_list("language", "review_clean", "recent_next_position")
+        "character": Character.objects.filter(pk=character.pk).values_list("language").get(),
+        "window_state": RecentWindowState.objects.filter(pk=character.pk)
+        .values_list("review_clean", "next_position")
         .get(),
     }
 
@@ -61,7 +62,7 @@ def normalised(state: dict) -> dict:
 def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
     """PostgreSQL: one statement; SQLite: hand-built statements in one transaction."""
     from nekomem.characters.locks import settled_transaction
-    from recent.services import _turn_write
+    from recent.services.turn_write import turn_write_orm
 
     turns = [turn(("human", "今天去爬山了"), ("ai", "累不累？")), turn(("human", "还好"), ("ai", "那就好"))]
     CharacterFactory.create(name="statement")
@@ -70,11 +71,11 @@ def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
         turn_record(name="statement", messages=messages, language="zh")
         character_id = character_id_for(name="orm")
         with settled_transaction(character_id):
-            _turn_write(character_id=character_id, messages=messages, language="zh", append_recent=True)
+            turn_write_orm(character_id=character_id, messages=messages, language="zh", append_recent=True)
     statement, orm = normalised(stored("statement")), normalised(stored("orm"))
     assert statement == orm
     assert [p for p, _t, _d in statement["window"]] == [0, 1, 2, 3]
-    assert statement["character"] == ("zh", False, 4)
+    assert (statement["character"], statement["window_state"]) == (("zh",), (False, 4))
 
 
 def test_positions_come_from_the_counter_and_only_grow():
@@ -85,8 +86,7 @@ def test_positions_come_from_the_counter_and_only_grow():
     window = list(RecentMessage.objects.filter(character=character).order_by("position"))
     assert [m.data["content"] for m in window] == ["改过的", "三", "四"]
     assert [m.position for m in window] == [2, 3, 4]
-    character.refresh_from_db()
-    assert character.recent_next_position == 5
+    assert RecentWindowState.objects.get(character=character).next_position == 5
 
 
 def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
@@ -104,7 +104,7 @@ def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
 
 
 def test_a_history_too_large_for_one_statement_is_written_whole_through_the_orm(client):
-    from recent.services import STATEMENT_MAX_MESSAGES
+    from recent.services.turn_write import STATEMENT_MAX_MESSAGES
 
     count = STATEMENT_MAX_MESSAGES * 10
     pairs = [("human" if i % 2 == 0 else "ai", f"消息 {i}") for i in range(count)]

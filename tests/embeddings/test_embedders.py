@@ -1,4 +1,4 @@
-"""The embedding service: real models from the extracted files, fingerprints, stored vectors, top-k."""
+"""Loading the real models from the extracted files, the process-wide state machine, and embedding."""
 
 from __future__ import annotations
 
@@ -11,7 +11,17 @@ import numpy as np
 import pytest
 from django.conf import settings as django_settings
 
-from nekomem.embeddings import service
+from nekomem import embeddings
+from nekomem.embeddings import (
+    Embedder,
+    EmbeddingState,
+    EmbeddingUnavailable,
+    encode_vector,
+    get_embedder,
+    is_available,
+    text_fingerprint,
+    vector_is_valid,
+)
 from nekomem.embeddings.fetch import profile_is_present
 from nekomem.embeddings.profiles import (
     DEFAULT_PROFILE,
@@ -19,18 +29,6 @@ from nekomem.embeddings.profiles import (
     MINILM_L6_INT8,
     MUSE_V3_INT8,
     get_profile,
-)
-from nekomem.embeddings.service import (
-    Embedder,
-    EmbeddingState,
-    EmbeddingUnavailable,
-    cosine_top_k,
-    decode_vector,
-    encode_vector,
-    get_embedder,
-    is_available,
-    text_fingerprint,
-    vector_is_valid,
 )
 
 MODEL_DIR = Path(django_settings.EMBEDDING_MODEL_DIR)
@@ -47,9 +45,9 @@ def needs_model(profile: str) -> pytest.MarkDecorator:
 
 @pytest.fixture(autouse=True)
 def fresh_services() -> Iterator[None]:
-    service.reset_for_tests()
+    embeddings.reset_for_tests()
     yield
-    service.reset_for_tests()
+    embeddings.reset_for_tests()
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +70,7 @@ def test_default_model_loads_and_gives_512_dim_unit_vectors(settings) -> None:
     assert vectors.dtype == np.float32
     assert vectors.shape == (3, 512)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert service.status()["state"] == "ready"
+    assert embeddings.status()["state"] == "ready"
     assert is_available(load=False)
 
 
@@ -139,11 +137,6 @@ def test_minilm_and_fused_profiles_load_with_their_own_dimensions() -> None:
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_text_fingerprint_is_sha256_of_utf8_text() -> None:
-    assert text_fingerprint("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    assert text_fingerprint("主人喜欢猫") != text_fingerprint("主人喜欢狗")
-
-
 @needs_model(MUSE_V3_INT8.name)
 def test_stored_vector_is_invalidated_by_text_change_model_change_and_bad_dimension(muse: Embedder) -> None:
     text = "主人每天早上都会喝一杯咖啡。"
@@ -174,37 +167,16 @@ def test_stored_vector_is_invalidated_by_text_change_model_change_and_bad_dimens
     assert not valid(stored_vector=None)
 
 
-def test_encode_decode_round_trip_within_float16_precision() -> None:
-    rng = np.random.default_rng(7)
-    vec = rng.standard_normal(512).astype(np.float32)
-    vec /= np.linalg.norm(vec)
-
-    encoded = encode_vector(vec)
-    decoded = decode_vector(encoded, 512)
-
-    assert isinstance(encoded, str)
-    assert len(encoded) == len("A" * ((512 * 2 + 2) // 3 * 4))  # base64 of 1024 bytes
-    assert decoded is not None and decoded.dtype == np.float32
-    np.testing.assert_allclose(decoded, vec, atol=1e-3, rtol=1e-3)
-    assert decode_vector(encoded, 256) is None
-    assert decode_vector(encoded, 768) is None
-
-
-@pytest.mark.parametrize("bad", ["", None, "not base64!!", "AAA", encode_vector([np.inf] * 4)])
-def test_decode_rejects_bad_input(bad: str | None) -> None:
-    assert decode_vector(bad, 4) is None
-
-
 def test_disabled_when_the_model_directory_is_empty(settings, tmp_path: Path) -> None:
     settings.EMBEDDINGS_ENABLED = True
     settings.EMBEDDING_MODEL_DIR = tmp_path
 
     assert get_embedder() is None
     assert not is_available()
-    state = service.status()
+    state = embeddings.status()
     assert state["state"] == EmbeddingState.DISABLED
     assert "missing" in state["reason"]
-    assert service.embed_texts(["hello"]) is None
+    assert embeddings.embed_texts(["hello"]) is None
     # Permanent for the process: a file appearing later does not bring vectors back until a restart.
     (tmp_path / MUSE_V3_INT8.name).mkdir()
     assert get_embedder() is None
@@ -222,46 +194,16 @@ def test_disabled_by_setting_even_when_the_model_is_present(settings) -> None:
 
     assert get_embedder() is None
     assert not is_available()
-    assert service.embed_texts(["hello"]) is None
-    assert service.status()["state"] == "disabled"
-    assert service.status()["enabled"] is False
+    assert embeddings.embed_texts(["hello"]) is None
+    assert embeddings.status()["state"] == "disabled"
+    assert embeddings.status()["enabled"] is False
 
 
 def test_status_never_loads_the_model(settings) -> None:
     settings.EMBEDDINGS_ENABLED = True
-    assert service.status()["state"] == "init"
+    assert embeddings.status()["state"] == "init"
     assert not is_available(load=False)
-    assert service.status()["state"] == "init"
-
-
-def test_cosine_top_k_on_hand_made_vectors() -> None:
-    matrix = np.array(
-        [
-            [1.0, 0.0, 0.0],  # 0: same direction as q1
-            [0.0, 2.0, 0.0],  # 1: same direction as q2 (not unit length: cosine, not dot product)
-            [1.0, 1.0, 0.0],  # 2: 0.707 to both
-            [0.0, 0.0, 1.0],  # 3: orthogonal to both
-            [-1.0, 0.0, 0.0],  # 4: opposite to q1
-        ],
-        dtype=np.float32,
-    )
-    q1, q2 = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
-
-    idx, scores = cosine_top_k(q1, matrix, k=3, threshold=-1.0)
-    assert idx.tolist() == [0, 2, 1]
-    np.testing.assert_allclose(scores, [1.0, 0.70710677, 0.0], atol=1e-6)
-
-    # Several queries: a row scores its best cosine against any of them.
-    idx, scores = cosine_top_k(np.vstack([q1, q2]), matrix, k=10, threshold=0.3)
-    assert idx.tolist() == [0, 1, 2]
-    np.testing.assert_allclose(scores, [1.0, 1.0, 0.70710677], atol=1e-6)
-
-    idx, _ = cosine_top_k(q1, matrix, k=10, threshold=0.99)
-    assert idx.tolist() == [0]
-    assert cosine_top_k(q1, matrix[:0], k=5, threshold=0.0)[0].size == 0
-    assert cosine_top_k(q1, matrix, k=0, threshold=0.0)[0].size == 0
-    with pytest.raises(ValueError, match="dimension"):
-        cosine_top_k(np.ones(4), matrix, k=1)
+    assert embeddings.status()["state"] == "init"
 
 
 @needs_model(MUSE_V3_INT8.name)
@@ -289,7 +231,7 @@ def test_query_vectors_are_cached_per_loaded_model(settings) -> None:
     np.testing.assert_allclose(vector, first.embed([text])[0], atol=1e-5)
     assert first.embed_query(text) is vector and not vector.flags.writeable  # cached, read-only
     # A reload (another model, or the same after a restart) starts with an empty cache.
-    service.reset_for_tests()
+    embeddings.reset_for_tests()
     second = get_embedder()
     assert second is not None and second is not first
     assert second.embed_query(text) is not vector
