@@ -24,21 +24,22 @@ from nekomem.characters.locks import (
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for, character_id_forget
 from nekomem.errors import Conflict
+from nekomem.journal.jobs import job_run
+from nekomem.journal.registry import POST_TURN_OP
+from nekomem.journal.selectors import job_latest
 from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
 from nekomem.statements import column, database, insert_select_sql, model_field
 from recent.compression import (
     COMPRESS_THRESHOLD_ITEMS,
     compress_inline,
-    compress_job_run,
     compress_request,
     window_hard_cap,
 )
-from recent.jobs import recent_job_cancel, recent_job_request
+from recent.jobs import COMPRESS_JOB, REVIEW_JOB, recent_job_cancel, recent_job_request
 from recent.messages import normalise_message
-from recent.models import RawMessage, RecentJob, RecentMessage
+from recent.models import RawMessage, RecentMessage
 from recent.review import review_maybe_spawn
 
-POST_TURN_OP = "extract_facts"  # the original's wire name, kept although the op does more
 # The original browser's save limits.
 MAX_WINDOW_MESSAGES = 10_000
 MAX_MESSAGE_CHARS = 32_768
@@ -119,7 +120,7 @@ def recent_window_replace(
     messages = [
         normalise_message({"type": role, "data": {"content": text}}, i) for i, (role, text) in enumerate(chat)
     ]
-    recent_job_cancel(character_id=character_id, kind=RecentJob.Kind.REVIEW)
+    recent_job_cancel(character_id=character_id, kind=REVIEW_JOB)
     with settle_lock(character_id), transaction.atomic():
         lock_character(character_id)
         current = recent_window_dicts(character_id=character_id)
@@ -403,12 +404,12 @@ def idle_maintenance_run() -> int:
 
 
 def _idle_compress(*, character_id: int) -> None:
-    last = RecentJob.objects.filter(character_id=character_id, kind=RecentJob.Kind.COMPRESS).first()
-    if last is not None and last.status == RecentJob.Status.DEAD:
+    last = job_latest(character_id=character_id, kind=COMPRESS_JOB)
+    if last is not None and last.status == last.Status.DEAD:
         # Covers a worker that died between dead-lettering the job and applying the cap.
         window_hard_cap(character_id=character_id)
     if RecentMessage.objects.filter(character_id=character_id).count() <= COMPRESS_THRESHOLD_ITEMS:
         return
-    job, created = recent_job_request(character_id=character_id, kind=RecentJob.Kind.COMPRESS, enqueue=False)
+    job, created = recent_job_request(character_id=character_id, kind=COMPRESS_JOB, enqueue=False)
     if created:
-        compress_job_run(job_id=job.pk)
+        job_run(job_id=job.pk)

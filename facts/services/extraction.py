@@ -23,7 +23,7 @@ from facts.services.archive import facts_archive_sweep
 from facts.services.dedup import PersistReport, facts_persist
 from facts.services.records import FactDraft, draft_from_llm
 from nekomem.characters.models import Character
-from nekomem.journal.registry import OutboxWait
+from nekomem.journal.jobs import JobWait, no_provider_reason
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import message_text
@@ -306,7 +306,7 @@ def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
     """The post-turn op's Stage-1 step when powerful memory is OFF; returns the facts created.
 
     Raises on an LLM or persist failure so the outbox counts an attempt and retries the op (or,
-    with no provider, OutboxWait so it waits without counting one); exact
+    with no provider, JobWait so it waits without counting one); exact
     and identical-text dedup make a retry after a partial success harmless.
     """
     if switch_enabled(POWERFUL_MEMORY):
@@ -333,7 +333,7 @@ def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
         # Not an attempt: the op waits (pending, reason shown) and runs once a provider exists.
         cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
         _wait(cursor=cursor, reason=exc.reason)
-        raise OutboxWait(exc.reason) from exc
+        raise JobWait(no_provider_reason("summary")) from exc
     report = facts_persist(character_id=character_id, drafts=drafts)
     facts_archive_sweep(character_id=character_id)
     return len(report.created)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from nekomem.journal.services import OUTBOX_TASK
+from nekomem.journal.broker import OUTBOX_TASK
 from tests.support.server_process import REPO_ROOT, ServerProcess, postgres_base_url, server_backend
 
 # django_db only makes pytest-django set up the test database for the session's startup fixture.
