@@ -253,16 +253,16 @@ def work_due(model: type[W], *, now: datetime, grace: timedelta, ready_tiers: se
     return model._default_manager.filter(due)
 
 
-def work_expire_leases(model: type[W], *, now: datetime) -> list[Any]:
+def work_expire_leases(model: type[W], *, now: datetime) -> tuple[list[Any], list[Any]]:
     """Count an attempt for each run whose worker vanished (its lease expired) and make the row due
-    at once, or dead when that was its fifth; returns the rows that are due again."""
+    at once, or dead when that was its fifth; returns the rows due again and the rows now dead."""
     expired = list(
         model._default_manager.filter(status=WorkStatus.RUNNING, lease_until__lt=now).values_list(
             "pk", flat=True
         )
     )
     if not expired:
-        return []
+        return [], []
     model._default_manager.filter(pk__in=expired, status=WorkStatus.RUNNING, lease_until__lt=now).update(
         status=WorkStatus.WAITING,
         attempts=F("attempts") + 1,
@@ -275,7 +275,7 @@ def work_expire_leases(model: type[W], *, now: datetime) -> list[Any]:
     again = [pk for pk, status in statuses.items() if status == WorkStatus.WAITING]
     # The lease itself was the wait: run it again now rather than after a back-off.
     model._default_manager.filter(pk__in=again).update(next_attempt_at=now)
-    return again
+    return again, [pk for pk, status in statuses.items() if status == WorkStatus.DEAD]
 
 
 def work_release_leases(model: type[W]) -> int:
@@ -525,7 +525,9 @@ def work_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -
     every job and outbox op that is due."""
     now = now or timezone.now()
     tiers = ready_tiers()
-    work_expire_leases(Job, now=now)
+    _lost, dead = work_expire_leases(Job, now=now)
+    for job in Job.objects.filter(pk__in=dead):
+        _on_dead(job)
     work_expire_leases(OutboxOp, now=now)
     probed = jobs_self_heal_probe(now=now)
     # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
