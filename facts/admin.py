@@ -54,7 +54,6 @@ class FactDedupPairAdmin(admin.ModelAdmin):
         "existing_fact_id",
         "cosine",
         "status",
-        "attempts",
         "decision",
         "queued_at",
         "resolved_at",
@@ -88,7 +87,5 @@ class ExtractionCursorAdmin(admin.ModelAdmin):
         "last_a_message_at",
         "last_b_check_at",
         "a_success_count",
-        "window_failures",
-        "waiting_reason",
-    )
+    )  # a failing or waiting window shows as a facts.extraction job
     search_fields = ("character__name",)

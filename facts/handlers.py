@@ -8,7 +8,10 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import facts_extract_turn
+from facts.services.arbitration import DEDUP_JOB
+from facts.services.extraction import EXTRACTION_JOB
 from facts.services.records import fact_from_file_dict, parse_iso
+from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 
@@ -43,6 +46,9 @@ def register() -> None:
     register_event_handler("fact.absorbed", replay_fact_absorbed)
     register_event_handler("fact.archived", replay_fact_archived)
     register_outbox_step(POST_TURN_OP, "facts.extract_turn", post_turn_extract)
+    # Both loops run their jobs themselves, on their schedules below; the kernel keeps the attempts.
+    register_job_kind(EXTRACTION_JOB, handler=None, tier="summary")
+    register_job_kind(DEDUP_JOB, handler=None, tier="summary")
 
     register_schedule(
         ScheduleSpec(

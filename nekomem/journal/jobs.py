@@ -42,6 +42,8 @@ BACKOFF_FIRST = timedelta(minutes=1)
 DEFAULT_LEASE = timedelta(minutes=10)
 # Reference §3.8 liveness rule: dead work of a kind that opts in gets one probe every 5 h.
 SELF_HEAL_EVERY = timedelta(hours=5)
+# Done jobs of a loop's kind are kept this long as a record; dead work stays until it is retried.
+DONE_KEPT_FOR = timedelta(days=7)
 # Work younger than this is most likely still queued from its on_commit hook.
 SWEEP_GRACE = timedelta(minutes=1)
 JOB_TASK = "nekomem.journal.tasks.job_run"
@@ -101,17 +103,24 @@ class JobKind:
     ``handler`` (a callable or its dotted path) runs one claimed job and returns its outcome; it may
     finish the job itself (inside its own transaction) with ``job_succeed``. ``tier`` is the LLM tier
     whose missing provider makes the job wait. ``on_dead`` runs once when the job dead-letters.
-    ``self_heal`` opts dead jobs into the 5-hour probe.
+    ``self_heal`` opts dead jobs into the 5-hour probe. A kind ``run_by_schedule`` has no handler:
+    its layer's own loop runs it (``job_start``) and the sweep never enqueues it.
     """
 
     kind: str
-    handler: JobHandler | str
+    handler: JobHandler | str | None
     tier: str | None = None
     lease: timedelta = DEFAULT_LEASE
     on_dead: Callable[[Job], None] | str | None = None
     self_heal: bool = False
 
+    @property
+    def run_by_schedule(self) -> bool:
+        return self.handler is None
+
     def resolve_handler(self) -> JobHandler:
+        if self.handler is None:
+            raise TypeError(f"job kind {self.kind} is run by its layer's schedule, not by a handler")
         return import_string(self.handler) if isinstance(self.handler, str) else self.handler
 
     def resolve_on_dead(self) -> Callable[[Job], None] | None:
@@ -124,7 +133,7 @@ _kinds: dict[str, JobKind] = {}
 def register_job_kind(
     kind: str,
     *,
-    handler: JobHandler | str,
+    handler: JobHandler | str | None,
     tier: str | None = None,
     lease: timedelta = DEFAULT_LEASE,
     on_dead: Callable[[Job], None] | str | None = None,
@@ -201,10 +210,12 @@ def work_wait(queryset: QuerySet[W], *, reason: str, retry_after: timedelta | No
     )
 
 
-def work_fail(model: type[W], *, pk: Any, token: uuid.UUID | None, error: BaseException) -> str | None:
-    """Count one failed attempt: back off, or dead-letter the fifth. Returns the new status, or None
-    when the run no longer held the row (cancelled or re-claimed)."""
-    now = timezone.now()
+def work_fail(
+    model: type[W], *, pk: Any, token: uuid.UUID | None, error: BaseException, now: datetime | None = None
+) -> str | None:
+    """Count one failed attempt: back off (from ``now``), or dead-letter the fifth. Returns the new
+    status, or None when the run no longer held the row (cancelled or re-claimed)."""
+    now = now or timezone.now()
     updated = work_current(model, pk=pk, token=token).update(
         status=WorkStatus.WAITING,
         attempts=F("attempts") + 1,
@@ -344,6 +355,27 @@ def job_claim(*, job_id: int) -> Job | None:
     return Job.objects.get(pk=job_id) if token else None
 
 
+def job_start(
+    *, character_id: int, kind: str, key: str = "", now: datetime | None = None
+) -> tuple[Job | None, str]:
+    """For a kind its layer's loop runs on its own clock: the active job of (character, kind, key),
+    new if there is none, claimed for one run at ``now``.
+
+    Returns ``(job, "")``, or ``(None, why)`` when it must not run now: its back-off is not over, its
+    tier still has no provider, or another worker holds it.
+    """
+    now = now or timezone.now()
+    job, _ = job_create(character_id=character_id, kind=kind, key=key, enqueue=False)
+    if job.status == WorkStatus.WAITING:
+        tier = job.waiting_reason.removeprefix(NO_PROVIDER)
+        if tier != job.waiting_reason and tier not in ready_tiers():
+            return None, job.waiting_reason
+        if job.next_attempt_at is not None and job.next_attempt_at > now:
+            return None, job.waiting_reason
+    claimed = job_claim(job_id=job.pk)
+    return (claimed, "") if claimed is not None else (None, "busy")
+
+
 def job_is_current(*, job: Job) -> bool:
     """False once the job was cancelled or re-claimed: the run's result must then be discarded."""
     return work_current(Job, pk=job.pk, token=job.run_token).exists()
@@ -365,11 +397,12 @@ def job_wait(*, job: Job, reason: str, retry_after: timedelta | None = None) -> 
     )
 
 
-def job_fail(*, job: Job, error: BaseException) -> str | None:
+def job_fail(*, job: Job, error: BaseException, now: datetime | None = None) -> str | None:
     """Count one failed attempt; the fifth dead-letters the job (and runs its kind's ``on_dead``).
 
-    Returns the job's new status, or None when the run no longer held it."""
-    status = work_fail(Job, pk=job.pk, token=job.run_token, error=error)
+    Returns the job's new status, or None when the run no longer held it. A loop that runs on its
+    own clock passes ``now``, which the back-off counts from."""
+    status = work_fail(Job, pk=job.pk, token=job.run_token, error=error, now=now)
     if status is not None:
         logger.warning(
             "job %s %s failed (%s)%s",
@@ -451,7 +484,7 @@ def job_run(*, job_id: int) -> str:
     if job is None:
         return "busy"
     spec = job_kind(job.kind)
-    if spec is None:
+    if spec is None or spec.run_by_schedule:
         job_wait(job=job, reason=f"no_handler:{job.kind}"[:60], retry_after=SELF_HEAL_EVERY)
         return WorkStatus.WAITING
     try:
@@ -532,8 +565,12 @@ def work_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -
     probed = jobs_self_heal_probe(now=now)
     # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
     # would kill an open server-side cursor mid-loop.
+    scheduled = [spec.kind for spec in _kinds.values() if spec.run_by_schedule]
     job_ids = list(
-        work_due(Job, now=now, grace=grace, ready_tiers=tiers).order_by("pk").values_list("pk", flat=True)
+        work_due(Job, now=now, grace=grace, ready_tiers=tiers)
+        .exclude(kind__in=scheduled)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
     job_ids += [pk for pk in probed if pk not in job_ids]
     for job_id in job_ids:
@@ -544,6 +581,10 @@ def work_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -
         .values_list("op_id", flat=True)
     )
     outbox_ops_enqueue(op_ids=op_ids)
+    # A loop finishes a job every few minutes: its done ones are a record for a while, not forever.
+    Job.objects.filter(
+        status=WorkStatus.DONE, kind__in=scheduled, finished_at__lt=now - DONE_KEPT_FOR
+    ).delete()
     return SweepReport(jobs=len(job_ids), ops=len(op_ids), probed=len(probed))
 
 
