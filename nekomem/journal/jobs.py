@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -215,39 +215,30 @@ def work_fail(
 ) -> str | None:
     """Count one failed attempt: back off (from ``now``), or dead-letter the fifth. Returns the new
     status, or None when the run no longer held the row (cancelled or re-claimed)."""
+    statuses = _fail_rows(work_current(model, pk=pk, token=token), error=error_text(error), now=now)
+    return statuses.get(pk)
+
+
+def _fail_rows(queryset: QuerySet[W], *, error: str, now: datetime | None = None) -> dict[Any, str]:
+    """Count one failed attempt on each row of ``queryset``; each write is conditional on the row
+    still matching it with the attempts read, so a concurrent finish or retry is never overwritten."""
     now = now or timezone.now()
-    updated = work_current(model, pk=pk, token=token).update(
-        status=WorkStatus.WAITING,
-        attempts=F("attempts") + 1,
-        waiting_reason=WAIT_BACKOFF,
-        last_error=error_text(error),
-        lease_until=None,
-        updated_at=now,
-    )
-    if not updated:
-        return None
-    return _backoff_or_dead(model, pks=[pk], now=now)[pk]
-
-
-def _backoff_or_dead(model: type[W], *, pks: Sequence[Any], now: datetime) -> dict[Any, str]:
-    """Dead-letter the spent among rows that just failed; give the rest their next attempt time."""
-    spent = model._default_manager.filter(
-        pk__in=pks, status=WorkStatus.WAITING, attempts__gte=JOB_MAX_ATTEMPTS
-    )
-    dead = set(spent.values_list("pk", flat=True))
-    if dead:
-        model._default_manager.filter(pk__in=dead).update(
-            status=WorkStatus.DEAD, waiting_reason="", next_attempt_at=None, finished_at=now, updated_at=now
-        )
     statuses: dict[Any, str] = {}
-    for pk, attempts in (
-        model._default_manager.filter(pk__in=pks).exclude(pk__in=dead).values_list("pk", "attempts")
-    ):
-        model._default_manager.filter(pk=pk, status=WorkStatus.WAITING).update(
-            next_attempt_at=now + backoff_delay(attempts)
-        )
-        statuses[pk] = WorkStatus.WAITING
-    statuses.update({pk: WorkStatus.DEAD for pk in dead})
+    for pk, attempts in list(queryset.values_list("pk", "attempts")):
+        spent = attempts + 1 >= JOB_MAX_ATTEMPTS
+        fields: dict[str, Any] = {
+            "attempts": attempts + 1,
+            "last_error": error,
+            "lease_until": None,
+            "updated_at": now,
+            "status": WorkStatus.DEAD if spent else WorkStatus.WAITING,
+            "waiting_reason": "" if spent else WAIT_BACKOFF,
+            "next_attempt_at": None if spent else now + backoff_delay(attempts + 1),
+        }
+        if spent:
+            fields["finished_at"] = now
+        if queryset.filter(pk=pk, attempts=attempts).update(**fields):
+            statuses[pk] = fields["status"]
     return statuses
 
 
@@ -267,25 +258,11 @@ def work_due(model: type[W], *, now: datetime, grace: timedelta, ready_tiers: se
 def work_expire_leases(model: type[W], *, now: datetime) -> tuple[list[Any], list[Any]]:
     """Count an attempt for each run whose worker vanished (its lease expired) and make the row due
     at once, or dead when that was its fifth; returns the rows due again and the rows now dead."""
-    expired = list(
-        model._default_manager.filter(status=WorkStatus.RUNNING, lease_until__lt=now).values_list(
-            "pk", flat=True
-        )
-    )
-    if not expired:
-        return [], []
-    model._default_manager.filter(pk__in=expired, status=WorkStatus.RUNNING, lease_until__lt=now).update(
-        status=WorkStatus.WAITING,
-        attempts=F("attempts") + 1,
-        waiting_reason=WAIT_BACKOFF,
-        last_error=LEASE_EXPIRED,
-        lease_until=None,
-        updated_at=now,
-    )
-    statuses = _backoff_or_dead(model, pks=expired, now=now)
+    expired = model._default_manager.filter(status=WorkStatus.RUNNING, lease_until__lt=now)
+    statuses = _fail_rows(expired, error=LEASE_EXPIRED, now=now)
     again = [pk for pk, status in statuses.items() if status == WorkStatus.WAITING]
     # The lease itself was the wait: run it again now rather than after a back-off.
-    model._default_manager.filter(pk__in=again).update(next_attempt_at=now)
+    model._default_manager.filter(pk__in=again, status=WorkStatus.WAITING).update(next_attempt_at=now)
     return again, [pk for pk, status in statuses.items() if status == WorkStatus.DEAD]
 
 
@@ -499,7 +476,8 @@ def job_run(*, job_id: int) -> str:
         job_give_up(job=job, error=give_up.error, outcome=give_up.outcome)
         return WorkStatus.DEAD
     except Exception as exc:  # every failure is one attempt: LLM errors and database errors alike
-        return job_fail(job=job, error=exc) or "cancelled"
+        job_fail(job=job, error=exc)
+        return str(Job.objects.filter(pk=job_id).values_list("status", flat=True).get())
     # A handler that finished the job in its own transaction already did this; the token makes it a no-op.
     job_succeed(job=job, outcome=outcome or "")
     return str(Job.objects.filter(pk=job_id).values_list("status", flat=True).get())

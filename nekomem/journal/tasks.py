@@ -26,8 +26,3 @@ def job_run(job_id: int) -> str:
 def jobs_sweep() -> dict[str, int]:
     report = work_sweep()
     return {"jobs": report.jobs, "ops": report.ops, "probed": report.probed}
-
-
-def outbox_sweep() -> dict[str, int]:
-    # The schedule of earlier versions, until setup_schedules replaces it.
-    return jobs_sweep()
