@@ -20,7 +20,7 @@ from nekomem.journal.events import check_event_type
 from nekomem.journal.jobs import (
     DEFAULT_LEASE,
     JobWait,
-    work_claim,
+    work_claim_returning,
     work_current,
     work_fail,
     work_succeed,
@@ -144,12 +144,9 @@ class ClaimedOp:
 
 
 def _claim(op_ids: Sequence[UUID]) -> tuple[UUID | None, dict[UUID, ClaimedOp]]:
-    """Lease the claimable ops among ``op_ids`` under one run token, and read them."""
-    token = work_claim(OutboxOp.objects.filter(op_id__in=op_ids), lease=DEFAULT_LEASE)
-    if token is None:
-        return None, {}
-    rows = OutboxOp.objects.filter(op_id__in=op_ids, run_token=token).values_list(
-        "op_id", "character_id", "type", "payload"
+    """Lease the claimable ops among ``op_ids`` under one run token, and read them, in one statement."""
+    token, rows = work_claim_returning(
+        OutboxOp, pks=op_ids, lease=DEFAULT_LEASE, fields=("op_id", "character", "type", "payload")
     )
     return token, {
         op_id: ClaimedOp(op_id=op_id, character_id=character_id, type=op_type, payload=payload)
