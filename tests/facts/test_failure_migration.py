@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from nekomem.journal.models import Job
+from tests.support.migrations import migrate, schema_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -15,17 +14,10 @@ BEFORE = [("facts", "0002_dedup_tokens_and_pair_record"), ("journal", "0003_work
 AFTER = [("facts", "0003_failures_to_kernel_jobs")]
 
 
-def migrate(targets: list[tuple[str, str]]):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_schema():
-    apps = migrate(BEFORE)
-    yield apps
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    with schema_at(BEFORE) as apps:
+        yield apps
 
 
 def test_failing_windows_and_pairs_become_waiting_jobs_with_their_attempts(old_schema):

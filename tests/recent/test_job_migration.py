@@ -6,11 +6,10 @@ from datetime import timedelta
 from uuid import uuid4
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from nekomem.journal.models import Job
+from tests.support.migrations import migrate, schema_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,18 +17,10 @@ BEFORE = [("recent", "0004_fk_index_covered"), ("journal", "0002_fk_index_covere
 AFTER = [("recent", "0005_recent_jobs_to_kernel_jobs"), ("journal", "0003_work_mechanism")]
 
 
-def migrate(targets: list[tuple[str, str]]):
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.fixture
 def old_schema():
-    apps = migrate(BEFORE)
-    yield apps
-    executor = MigrationExecutor(connection)
-    migrate(executor.loader.graph.leaf_nodes())  # back to today's schema, whatever the test did
+    with schema_at(BEFORE) as apps:
+        yield apps
 
 
 def test_in_flight_recent_jobs_become_kernel_jobs_with_their_attempts_and_reasons(old_schema):
