@@ -500,21 +500,30 @@ def job_retry(*, job_id: int, enqueue: bool = True) -> bool:
                 finished_at=None,
                 updated_at=timezone.now(),
             )
-            if retried and enqueue:
+            if retried and enqueue and not _run_by_schedule(job_id):
                 transaction.on_commit(lambda: job_enqueue(job_id=job_id))
     except IntegrityError:
         return False
     return retried == 1
 
 
+def _run_by_schedule(job_id: int) -> bool:
+    """True for a job whose layer's loop runs it (``job_start``): nothing enqueues it."""
+    kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+    spec = job_kind(kind) if kind is not None else None
+    return spec is not None and spec.run_by_schedule
+
+
 def job_run(*, job_id: int) -> str:
     """One run of a job through its kind's handler; returns the job's status afterwards ("busy" when
     another worker holds it or it is finished)."""
+    if _run_by_schedule(job_id):
+        return "scheduled"
     job = job_claim(job_id=job_id)
     if job is None:
         return "busy"
     spec = job_kind(job.kind)
-    if spec is None or spec.run_by_schedule:
+    if spec is None:
         job_wait(job=job, reason=f"no_handler:{job.kind}"[:60], retry_after=SELF_HEAL_EVERY)
         return WorkStatus.WAITING
     try:

@@ -19,6 +19,7 @@ from nekomem.journal.jobs import (
     job_fail,
     job_retry,
     job_run,
+    job_start,
     job_succeed,
     register_job_kind,
     unregister_job_kind,
@@ -264,3 +265,26 @@ def test_provider_errors_count_as_attempts(llm_server):
         assert (job.waiting_reason, job.attempts) == ("backoff", 1) and "HTTP 500" in job.last_error
     finally:
         unregister_job_kind("test.llm")
+
+
+def test_a_kind_run_by_its_loop_backs_off_on_the_loop_clock_and_is_never_enqueued():
+    register_job_kind("test.loop", handler=None, tier="summary")
+    try:
+        character_id = cast(Character, CharacterFactory()).pk
+        at = timezone.now() - timedelta(days=3)  # the loop's own clock
+        job, why = job_start(character_id=character_id, kind="test.loop", now=at)
+        assert job is not None and why == "" and job.status == "running"
+        assert job_fail(job=job, error=RuntimeError("window failed"), now=at) == "waiting"
+        assert fresh(job).next_attempt_at == at + jobs.backoff_delay(1)
+        assert job_start(character_id=character_id, kind="test.loop", now=at) == (None, "backoff")
+        assert work_sweep(now=timezone.now() + timedelta(days=1)).jobs == 0  # the loop runs it, not a task
+        again, _ = job_start(character_id=character_id, kind="test.loop", now=at + timedelta(minutes=1))
+        assert again is not None and again.pk == job.pk and again.attempts == 1
+
+        Job.objects.filter(pk=job.pk).update(status="dead", run_token=None)
+        assert job_retry(job_id=job.pk) is True
+        assert job_run(job_id=job.pk) == "scheduled"  # a stray task leaves it to the loop
+        picked, _ = job_start(character_id=character_id, kind="test.loop")
+        assert picked is not None and picked.pk == job.pk and picked.attempts == 0
+    finally:
+        unregister_job_kind("test.loop")
