@@ -265,14 +265,14 @@ def run_clients(
 
 
 def _ops_drain(server: ServerProcess, timeout: float = 120.0) -> tuple[int, float]:
-    """Wait until no outbox op is pending; returns (ops still pending, seconds waited)."""
+    """Wait until no outbox op is pending or running; returns (ops not done yet, seconds waited)."""
     assert server.database is not None
     began = time.perf_counter()
     while True:
         pending = int(
-            server.database.query("SELECT COUNT(*) FROM journal_outboxop WHERE status = %s", ["pending"])[0][
-                0
-            ]
+            server.database.query(
+                "SELECT COUNT(*) FROM journal_outboxop WHERE status IN (%s, %s)", ["pending", "running"]
+            )[0][0]
         )
         waited = time.perf_counter() - began
         if pending == 0 or waited > timeout:

@@ -77,7 +77,6 @@ class FactDedupPairAdmin(ServiceWrittenAdmin):
         "existing_fact_id",
         "cosine",
         "status",
-        "attempts",
         "decision",
         "queued_at",
         "resolved_at",
@@ -102,7 +101,5 @@ class ExtractionCursorAdmin(ServiceWrittenAdmin):
         "last_a_message_at",
         "last_b_check_at",
         "a_success_count",
-        "window_failures",
-        "waiting_reason",
-    )
+    )  # a failing or waiting window shows as a facts.extraction job
     search_fields = ("character__name",)

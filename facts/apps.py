@@ -6,4 +6,6 @@ class FactsConfig(AppConfig):
     verbose_name = "Facts"
 
     def ready(self) -> None:
-        from facts import handlers, portability  # noqa: F401  registrations with the kernel
+        from facts import handlers, portability  # noqa: F401  portability registers its file handlers
+
+        handlers.register()

@@ -8,10 +8,12 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import facts_extract_turn
+from facts.services.arbitration import DEDUP_JOB
+from facts.services.extraction import EXTRACTION_JOB
 from facts.services.records import fact_from_file_dict, parse_iso
-from nekomem.journal.registry import register_event_handler, register_outbox_step
+from nekomem.journal.jobs import register_job_kind
+from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
-from recent.services import POST_TURN_OP
 
 
 def replay_fact_added(character_id: int, payload: dict[str, Any]) -> None:
@@ -39,32 +41,36 @@ def post_turn_extract(character_id: int, payload: dict[str, Any]) -> None:
     facts_extract_turn(character_id=character_id, payload=payload)
 
 
-register_event_handler("fact.added", replay_fact_added)
-register_event_handler("fact.absorbed", replay_fact_absorbed)
-register_event_handler("fact.archived", replay_fact_archived)
-register_outbox_step(POST_TURN_OP, "facts.extract_turn", post_turn_extract)
+def register() -> None:
+    register_event_handler("fact.added", replay_fact_added)
+    register_event_handler("fact.absorbed", replay_fact_absorbed)
+    register_event_handler("fact.archived", replay_fact_archived)
+    register_outbox_step(POST_TURN_OP, "facts.extract_turn", post_turn_extract)
+    # Both loops run their jobs themselves, on their schedules below; the kernel keeps the attempts.
+    register_job_kind(EXTRACTION_JOB, handler=None, tier="summary")
+    register_job_kind(DEDUP_JOB, handler=None, tier="summary")
 
-register_schedule(
-    ScheduleSpec(
-        name="facts-extraction",
-        func="facts.tasks.facts_extraction_loop",
-        minutes=1,
-        description="Stage 1 fact extraction, paths A and B (powerful memory ON)",
+    register_schedule(
+        ScheduleSpec(
+            name="facts-extraction",
+            func="facts.tasks.facts_extraction_loop",
+            minutes=1,
+            description="Stage 1 fact extraction, paths A and B (powerful memory ON)",
+        )
     )
-)
-register_schedule(
-    ScheduleSpec(
-        name="facts-archive",
-        func="facts.tasks.facts_archive_loop",
-        minutes=60,
-        description="move absorbed facts older than 7 days to the archive (24 h throttle)",
+    register_schedule(
+        ScheduleSpec(
+            name="facts-archive",
+            func="facts.tasks.facts_archive_loop",
+            minutes=60,
+            description="move absorbed facts older than 7 days to the archive (24 h throttle)",
+        )
     )
-)
-register_schedule(
-    ScheduleSpec(
-        name="facts-dedup",
-        func="facts.tasks.facts_dedup_loop",
-        minutes=1,
-        description="LLM arbitration of queued near-duplicate fact pairs (idle, powerful memory ON)",
+    register_schedule(
+        ScheduleSpec(
+            name="facts-dedup",
+            func="facts.tasks.facts_dedup_loop",
+            minutes=1,
+            description="LLM arbitration of queued near-duplicate fact pairs (idle, powerful memory ON)",
+        )
     )
-)

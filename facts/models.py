@@ -110,7 +110,8 @@ class FactDedupPair(models.Model):
 
     Fed by the text-overlap layer (cosine null) and by the embedding backfill (cosine > 0.85).
     Texts and fact ids are copied, so a resolved pair stays a readable record of the decision after
-    ``merge``/``replace`` deleted one side (its foreign key is then null).
+    ``merge``/``replace`` deleted one side (its foreign key is then null). The attempts of a batch's
+    arbitration are the character's ``facts.dedup`` job; when it dead-letters, so do the batch's pairs.
     """
 
     class Status(models.TextChoices):
@@ -136,7 +137,6 @@ class FactDedupPair(models.Model):
     cosine = models.FloatField(null=True, blank=True)
     queued_at = models.DateTimeField()
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
     decision = models.CharField(max_length=16, blank=True, default="")
     merged_text = models.TextField(
         blank=True, default="", help_text="The text that survived a merge or replace."
@@ -161,7 +161,8 @@ class ExtractionCursor(models.Model):
 
     Windows are keyed on raw-log timestamps, not on wall-clock check times: raw rows of one character
     are written under its lock, so their timestamps grow in commit order and a window ending at the
-    last row read can never skip a row that commits later.
+    last row read can never skip a row that commits later. A window's failed attempts, back-off and
+    waiting reason are the character's ``facts.extraction`` jobs (key ``a`` or ``b``).
     """
 
     character = models.OneToOneField(Character, on_delete=models.CASCADE, related_name="extraction_cursor")
@@ -173,12 +174,6 @@ class ExtractionCursor(models.Model):
     )
     last_b_check_at = models.DateTimeField(null=True, blank=True)
     a_success_count = models.PositiveIntegerField(default=0)
-    window_failures = models.PositiveSmallIntegerField(default=0)
-    b_window_failures = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
-    waiting_reason = models.CharField(
-        max_length=200, blank=True, default="", help_text="Why extraction is waiting (no provider …)."
-    )
     last_archive_attempt_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

@@ -6,12 +6,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from nekomem.characters.api import CharacterViewSet
+from nekomem.journal.api import JobViewSet
 from nekomem.runtime.api import PowerfulMemoryConfigView
 
 handler500 = "nekomem.error_views.server_error"
 
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
+router.register("jobs", JobViewSet, basename="job")
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),

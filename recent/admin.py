@@ -4,14 +4,7 @@
 from django.contrib import admin
 
 from nekomem.admin import ServiceWrittenAdmin
-from recent.models import (
-    RawMessage,
-    RecentJob,
-    RecentMessage,
-    RecentMeta,
-    RecentReviewState,
-    RecentWindowState,
-)
+from recent.models import RawMessage, RecentMessage, RecentMeta, RecentReviewState, RecentWindowState
 
 
 @admin.register(RecentMessage)
@@ -50,42 +43,6 @@ class RawMessageAdmin(ServiceWrittenAdmin):
     @admin.display(description="message")
     def preview(self, obj: RawMessage) -> str:
         return obj.message[:100]
-
-
-@admin.register(RecentJob)
-class RecentJobAdmin(admin.ModelAdmin):
-    """Compression and review jobs: attempts, the last error, waiting and dead-lettered ones."""
-
-    list_display = ("id", "character", "kind", "status", "attempts", "outcome", "short_error", "updated_at")
-    list_filter = ("status", "kind", "character")
-    search_fields = ("last_error",)
-    readonly_fields = (
-        "character",
-        "kind",
-        "attempts",
-        "last_error",
-        "outcome",
-        "run_token",
-        "lease_until",
-        "created_at",
-        "updated_at",
-        "finished_at",
-    )
-    actions = ("retry",)
-
-    @admin.display(description="last error")
-    def short_error(self, obj: RecentJob) -> str:
-        return obj.last_error[:80]
-
-    @admin.action(description="Give dead-lettered or failed jobs a fresh set of attempts")
-    def retry(self, request, queryset):
-        from recent.jobs import recent_job_enqueue
-
-        retried = queryset.filter(status__in=[RecentJob.Status.DEAD, RecentJob.Status.FAILED])
-        jobs = list(retried.values_list("pk", "kind"))
-        retried.update(status=RecentJob.Status.PENDING, attempts=0, lease_until=None, finished_at=None)
-        for job_id, kind in jobs:
-            recent_job_enqueue(job_id=job_id, kind=kind)
 
 
 @admin.register(RecentReviewState)

@@ -7,9 +7,8 @@ class RecentConfig(AppConfig):
 
     def ready(self) -> None:
         from recent import (
-            handlers,  # noqa: F401  registers the post-turn outbox handler
+            handlers,
             portability,  # noqa: F401  registers its import/export file handlers
         )
-        from recent.tasks import register_schedules
 
-        register_schedules()  # idle maintenance and the job sweep
+        handlers.register()  # the post-turn step, the compression and review jobs, idle maintenance

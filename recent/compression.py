@@ -20,19 +20,14 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
+from nekomem.journal.models import Job
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
 from nekomem.locale import master_display_name, resolve_language
 from nekomem.textproc import count_tokens, truncate_head_tail, truncate_tokens
 from recent import prompts
-from recent.jobs import (
-    recent_job_claim,
-    recent_job_done,
-    recent_job_fail,
-    recent_job_request,
-    recent_job_wait,
-)
+from recent.jobs import COMPRESS_JOB, recent_job_request
 from recent.messages import content_text
-from recent.models import RecentJob, RecentMessage, RecentMeta
+from recent.models import RecentMessage, RecentMeta
 
 logger = logging.getLogger(__name__)
 
@@ -309,31 +304,25 @@ def compress_inline(*, character_id: int) -> bool:
     return True
 
 
-def compress_request(*, character_id: int) -> RecentJob | None:
+def compress_request(*, character_id: int) -> Job | None:
     """Ask for a background compression when the window is over the threshold."""
     count = RecentMessage.objects.filter(character_id=character_id).count()
     if count <= COMPRESS_THRESHOLD_ITEMS:
         return None
-    job, _ = recent_job_request(character_id=character_id, kind=RecentJob.Kind.COMPRESS)
+    job, _ = recent_job_request(character_id=character_id, kind=COMPRESS_JOB)
     return job
 
 
-def compress_job_run(*, job_id: int) -> str:
-    """One run of a compression job; the hard cap applies only once the job dead-letters."""
-    job = recent_job_claim(job_id=job_id)
-    if job is None:
-        return "busy"
+def compress_job_handle(job: Job) -> str:
+    """One run of a compression job (the kernel counts failures and parks it without a provider)."""
     try:
-        result = window_compress(character_id=job.character_id)
-    except LLMUnavailable as exc:
-        recent_job_wait(job=job, reason=exc.reason)
-        return RecentJob.Status.WAITING
-    except Exception as exc:  # every failure is one attempt; LLMError and database errors alike
-        if not isinstance(exc, LLMError):
-            logger.exception("recent compress job %s crashed", job_id)
-        status = recent_job_fail(job=job, error=exc)
-        if status == RecentJob.Status.DEAD:
-            window_hard_cap(character_id=job.character_id)
-        return status
-    recent_job_done(job=job, outcome=result.outcome)
-    return RecentJob.Status.DONE
+        return window_compress(character_id=job.character_id).outcome
+    except Exception as exc:
+        if not isinstance(exc, LLMError | LLMUnavailable):
+            logger.exception("recent compress job %s crashed", job.pk)
+        raise
+
+
+def compress_job_dead(job: Job) -> None:
+    """The hard cap applies only once the job dead-letters: raw history is never dropped earlier."""
+    window_hard_cap(character_id=job.character_id)

@@ -1,15 +1,17 @@
-"""The recent layer's part of the post-turn op: nothing to do yet beyond validating the payload.
+"""The recent layer's registrations with the kernel: its post-turn step, job kinds and schedules.
 
-Later layers register their own post-turn steps (fact extraction when powerful memory is off,
-mention sniffing, feedback checks) on the same op type.
+Its part of the post-turn op does nothing yet beyond validating the payload; later layers register
+their own post-turn steps (fact extraction when powerful memory is off, mention sniffing, feedback
+checks) on the same op type.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from nekomem.journal.registry import register_outbox_step
-from recent.services import POST_TURN_OP
+from nekomem.journal.registry import POST_TURN_OP, register_outbox_step
+from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from recent import jobs
 
 
 def check_post_turn_payload(character_id: int, payload: dict[str, Any]) -> None:
@@ -18,4 +20,14 @@ def check_post_turn_payload(character_id: int, payload: dict[str, Any]) -> None:
         raise ValueError("post-turn op payload has no message list")
 
 
-register_outbox_step(POST_TURN_OP, "recent.check_payload", check_post_turn_payload)
+def register() -> None:
+    register_outbox_step(POST_TURN_OP, "recent.check_payload", check_post_turn_payload)
+    jobs.register()
+    register_schedule(
+        ScheduleSpec(
+            name="recent-idle-maintenance",
+            func="recent.tasks.idle_maintenance",
+            minutes=1,
+            description="compress and review the recent window of characters idle for 10 s or more",
+        )
+    )

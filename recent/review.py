@@ -20,23 +20,15 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
+from nekomem.journal.jobs import JobGiveUp, job_is_current, job_succeed
+from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMTruncated, LLMUnavailable, chat_json
 from nekomem.locale import master_display_name, resolve_language
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_enabled
 from recent import prompts
-from recent.jobs import (
-    recent_job_active,
-    recent_job_cancel,
-    recent_job_claim,
-    recent_job_done,
-    recent_job_fail,
-    recent_job_give_up,
-    recent_job_is_current,
-    recent_job_request,
-    recent_job_wait,
-)
+from recent.jobs import REVIEW_JOB, recent_job_active, recent_job_cancel, recent_job_request
 from recent.messages import content_text
-from recent.models import RecentJob, RecentMessage, RecentReviewState, RecentWindowState
+from recent.models import RecentMessage, RecentReviewState, RecentWindowState
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +93,7 @@ def review_gate(
         return "paused_after_truncations"
     if state.last_started_at is not None and now - state.last_started_at < REVIEW_MIN_INTERVAL:
         return "interval"
-    if recent_job_active(character_id=character.pk, kind=RecentJob.Kind.REVIEW) is not None:
+    if recent_job_active(character_id=character.pk, kind=REVIEW_JOB) is not None:
         return "running"
     return _new_messages_gate(character=character, window=window, state=state, now=now)
 
@@ -118,7 +110,7 @@ def _new_messages_gate(
     return "" if new and idle else "too_few_new_messages"
 
 
-def review_maybe_spawn(*, character_id: int) -> RecentJob | None:
+def review_maybe_spawn(*, character_id: int) -> Job | None:
     """Start a background review when the gates pass; returns the new job."""
     now = timezone.now()
     with transaction.atomic():
@@ -136,7 +128,7 @@ def review_maybe_spawn(*, character_id: int) -> RecentJob | None:
             return None
         state.last_started_at = now
         state.save(update_fields=["last_started_at"])
-        job, _ = recent_job_request(character_id=character_id, kind=RecentJob.Kind.REVIEW)
+        job, _ = recent_job_request(character_id=character_id, kind=REVIEW_JOB)
     logger.info("recent review character=%s spawned job=%s window=%d", character_id, job.pk, len(window))
     return job
 
@@ -146,7 +138,7 @@ def review_cancel(*, name: str) -> bool:
     character = Character.objects.filter(name=name).first()
     if character is None:
         return False
-    return recent_job_cancel(character_id=character.pk, kind=RecentJob.Kind.REVIEW)
+    return recent_job_cancel(character_id=character.pk, kind=REVIEW_JOB)
 
 
 # --- the LLM call --------------------------------------------------------------------------------------
@@ -229,12 +221,12 @@ def plan_replacements(
     return [(slot, fix) for slot, fix in pairs if slot.text != fix.text]
 
 
-def review_splice(*, job: RecentJob, snapshot: list[Turn], corrected: list[Turn]) -> str:
+def review_splice(*, job: Job, snapshot: list[Turn], corrected: list[Turn]) -> str:
     """Write the corrections under the lock; returns the outcome."""
     character_id = job.character_id
     with settle_lock(character_id), transaction.atomic():
         lock_character(character_id)
-        if not recent_job_is_current(job=job):
+        if not job_is_current(job=job):
             return "cancelled"
         rows = _window(character_id)
         plan = plan_replacements(snapshot, _turns(rows), corrected)
@@ -249,7 +241,7 @@ def review_splice(*, job: RecentJob, snapshot: list[Turn], corrected: list[Turn]
             outcome = f"spliced:{len(plan)}"
         _review_finished(character_id=character_id, snapshot=snapshot, rows=rows)
         # Finished in the same transaction, so a cancel either lands before the check above or after.
-        recent_job_done(job=job, outcome=outcome)
+        job_succeed(job=job, outcome=outcome)
         return outcome
 
 
@@ -274,36 +266,28 @@ def _strike(*, character_id: int, window_length: int) -> int:
     return state.truncation_strikes
 
 
-def review_job_run(*, job_id: int) -> str:
-    job = recent_job_claim(job_id=job_id)
-    if job is None:
-        return "busy"
+def review_job_handle(job: Job) -> str:
+    """One run of a review job (the kernel counts failures and parks it without a provider)."""
     if not switch_enabled(RECENT_AUTO_REVIEW):
-        recent_job_done(job=job, outcome="switched_off")
-        return RecentJob.Status.DONE
+        return "switched_off"
     character = Character.objects.get(pk=job.character_id)
     snapshot = _turns(_window(job.character_id))
     if len(snapshot) < REVIEW_MIN_LENGTH:
-        recent_job_done(job=job, outcome="too_short")
-        return RecentJob.Status.DONE
+        return "too_short"
     try:
         corrected = review_ask(character=character, snapshot=snapshot)
-    except LLMUnavailable as exc:
-        recent_job_wait(job=job, reason=exc.reason)
-        return RecentJob.Status.WAITING
     except LLMTruncated as exc:
         strikes = _strike(character_id=job.character_id, window_length=len(snapshot))
-        recent_job_give_up(job=job, error=exc, outcome=f"truncated {strikes}/{REVIEW_MAX_STRIKES}")
-        return RecentJob.Status.FAILED
+        raise JobGiveUp(outcome=f"truncated {strikes}/{REVIEW_MAX_STRIKES}", error=exc) from exc
     except Exception as exc:
-        if not isinstance(exc, LLMError):
-            logger.exception("recent review job %s crashed", job_id)
-        return recent_job_fail(job=job, error=exc)
+        if not isinstance(exc, LLMError | LLMUnavailable):
+            logger.exception("recent review job %s crashed", job.pk)
+        raise
     outcome = review_splice(job=job, snapshot=snapshot, corrected=corrected)
     logger.info(
         "recent review character=%s job=%s outcome=%s snapshot=%d corrected=%d",
         job.character_id,
-        job_id,
+        job.pk,
         outcome,
         len(snapshot),
         len(corrected),

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair
@@ -19,13 +19,21 @@ from facts.services.tokens import fact_index_add
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.jobs import (
+    job_fail,
+    job_start,
+    job_succeed,
+    job_wait_for_provider,
+    no_provider_reason,
+)
+from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 
 logger = logging.getLogger(__name__)
 
 ARBITRATION_BATCH = 20
-PAIR_MAX_ATTEMPTS = 5
+DEDUP_JOB = "facts.dedup"
 IDLE_BEFORE_MAINTENANCE = timedelta(seconds=10)
 ACTIONS = ("merge", "replace", "keep_both")
 # The decision recorded on a pair that was closed without the LLM because a side no longer exists.
@@ -67,18 +75,23 @@ def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> 
         pairs=[(i, _text(p.candidate), _text(p.existing)) for i, p in enumerate(pairs)],
         language=language_of([_text(p.candidate) for p in pairs], character.language or None),
     )
+    job, why = job_start(character_id=character_id, kind=DEDUP_JOB, now=now)
+    if job is None:
+        return ArbitrationResult(reason=f"waiting: {why}")
     try:
         reply = chat_json(tier="summary", messages=prompt, expect=list, thinking=False, timeout=60)
-    except LLMUnavailable as exc:
-        return ArbitrationResult(reason=f"waiting: {exc.reason}")
+    except LLMUnavailable:
+        job_wait_for_provider(job=job, tier="summary")
+        return ArbitrationResult(reason=f"waiting: {no_provider_reason('summary')}")
     except LLMError as exc:
-        _pairs_failed(pairs=pairs, now=now)
+        if job_fail(job=job, error=exc, now=now) == Job.Status.DEAD:
+            _pairs_dead(pairs=pairs, now=now)
         return ArbitrationResult(reason=f"failed: {type(exc).__name__}")
-    return ArbitrationResult(
-        resolved=_apply(
-            character_id=character_id, pairs=pairs, decisions=_decisions(reply, len(pairs)), now=now
-        )
+    resolved = _apply(
+        character_id=character_id, pairs=pairs, decisions=_decisions(reply, len(pairs)), now=now
     )
+    job_succeed(job=job, outcome=f"resolved:{resolved}")
+    return ArbitrationResult(resolved=resolved)
 
 
 def _text(fact: Fact | None) -> str:
@@ -95,10 +108,9 @@ def _pairs_close_orphaned(*, character_id: int, now: datetime) -> None:
     ).update(status=FactDedupPair.Status.DONE, decision=ORPHANED, resolved_at=now)
 
 
-def _pairs_failed(*, pairs: list[FactDedupPair], now: datetime) -> None:
-    ids = [p.pk for p in pairs]
-    FactDedupPair.objects.filter(pk__in=ids).update(attempts=F("attempts") + 1)
-    FactDedupPair.objects.filter(pk__in=ids, attempts__gte=PAIR_MAX_ATTEMPTS).update(
+def _pairs_dead(*, pairs: list[FactDedupPair], now: datetime) -> None:
+    """The batch failed five times: its pairs leave the queue, so the pairs behind them get a turn."""
+    FactDedupPair.objects.filter(pk__in=[p.pk for p in pairs], status=FactDedupPair.Status.PENDING).update(
         status=FactDedupPair.Status.DEAD, resolved_at=now
     )
 

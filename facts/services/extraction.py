@@ -3,6 +3,9 @@
 The scheduled tick reads the raw log (never the recent window) and keeps its cursors in
 ``ExtractionCursor``; a cursor moves only after the facts of its window are stored, except when one
 window has failed five times (liveness: it is then pushed forward and the window is given up).
+Each path's window is a job of the kernel's mechanism (``facts.extraction``, key ``a`` or ``b``), run
+by this tick: it counts the window's attempts, backs off between them, dead-letters the fifth failure
+and waits, attempts untouched, while no provider is configured.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ from facts.services.archive import facts_archive_sweep
 from facts.services.dedup import PersistReport, facts_persist
 from facts.services.records import FactDraft, draft_from_llm
 from nekomem.characters.models import Character
-from nekomem.journal.registry import OutboxWait
+from nekomem.journal.jobs import (
+    JobWait,
+    job_cancel,
+    job_fail,
+    job_start,
+    job_succeed,
+    job_wait_for_provider,
+    no_provider_reason,
+)
+from nekomem.journal.models import Job
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import message_text
@@ -41,8 +53,10 @@ B_COLD_LOOKBACK = timedelta(minutes=5) * max(3, 10)  # the original's max(3, 10)
 B_MAX_ROWS = 200
 B_KNOWN_FACTS = 30
 A_MAX_ROWS = 400  # bounds one prompt; the rest of a long backlog is the next tick's window
-WINDOW_MAX_FAILURES = 5
 EXTRACT_TIMEOUT = 60
+EXTRACTION_JOB = "facts.extraction"
+PATH_A, PATH_B = "a", "b"
+NO_NEW_TURNS = "no new user turns"
 
 
 class FactExtractionFailed(Exception):
@@ -123,6 +137,9 @@ def facts_extraction_tick(*, character_id: int, now: datetime | None = None) -> 
         return TickResult(reason="powerful memory off: per-turn extraction")
     rows, reason = _path_a_window(cursor=cursor, character=character, now=now)
     if not rows:
+        if reason == NO_NEW_TURNS:
+            # A failed cold-start window can slide out of the lookback: its attempts are moot now.
+            job_cancel(character_id=character_id, kind=EXTRACTION_JOB, key=PATH_A)
         return TickResult(reason=reason)
     result = _run_path_a(cursor=cursor, character=character, rows=rows, now=now)
     if result.ran_a and cursor.a_success_count % B_EVERY_NTH_A == 0:
@@ -135,11 +152,7 @@ def _cursors_skip_to_now(*, cursor: ExtractionCursor, now: datetime) -> None:
     """OFF mode: per-turn extraction covers the turns, so the batched windows must not replay them."""
     last = raw_log_last_timestamp(character_id=cursor.character_id)
     ExtractionCursor.objects.filter(pk=cursor.pk).update(
-        last_check_at=now,
-        last_a_message_at=last,
-        last_b_check_at=last,
-        window_failures=0,
-        b_window_failures=0,
+        last_check_at=now, last_a_message_at=last, last_b_check_at=last
     )
 
 
@@ -160,7 +173,7 @@ def _path_a_window(
     ]
     turns = _user_turns(rows)
     if turns == 0:
-        return [], "no new user turns"
+        return [], NO_NEW_TURNS
     if cursor.last_check_at is None:
         idle_since = character.last_activity_at
         if idle_since is not None and now - idle_since < COLD_START_IDLE:
@@ -183,6 +196,9 @@ def _bounded(rows: list[RawMessage], limit: int) -> list[RawMessage]:
 def _run_path_a(
     *, cursor: ExtractionCursor, character: Character, rows: list[RawMessage], now: datetime
 ) -> TickResult:
+    job, why = job_start(character_id=character.pk, kind=EXTRACTION_JOB, key=PATH_A, now=now)
+    if job is None:
+        return TickResult(reason=f"waiting: {why}")
     window_end = rows[-1].timestamp
     lines = [("user", line.text) for line in _lines(rows) if line.role == "human"]
     try:
@@ -190,51 +206,30 @@ def _run_path_a(
         report = (
             facts_persist(character_id=character.pk, drafts=drafts, now=now) if drafts else PersistReport()
         )
-    except LLMUnavailable as exc:
-        _wait(cursor=cursor, reason=exc.reason)
-        return TickResult(reason=f"waiting: {exc.reason}")
+    except LLMUnavailable:
+        return _wait(job=job)
     except Exception as exc:
-        _path_a_failed(cursor=cursor, window_end=window_end, now=now, error=exc)
+        if job_fail(job=job, error=exc, now=now) == Job.Status.DEAD:
+            # Dead-letter the window: the loop must stay live for the turns that come after it.
+            ExtractionCursor.objects.filter(pk=cursor.pk).update(
+                last_a_message_at=window_end, last_check_at=now
+            )
+            logger.warning("path A window dead-lettered character=%s", cursor.character_id)
         return TickResult(reason=f"path A failed: {type(exc).__name__}")
     ExtractionCursor.objects.filter(pk=cursor.pk).update(
-        last_check_at=now,
-        last_a_message_at=window_end,
-        window_failures=0,
-        a_success_count=F("a_success_count") + 1,
-        last_error="",
-        waiting_reason="",
+        last_check_at=now, last_a_message_at=window_end, a_success_count=F("a_success_count") + 1
     )
+    job_succeed(job=job, outcome=f"created:{len(report.created)}")
     cursor.refresh_from_db()
     facts_archive_sweep(character_id=character.pk, now=now)
     return TickResult(ran_a=True, created=len(report.created))
 
 
-def _wait(*, cursor: ExtractionCursor, reason: str) -> None:
-    """No provider: nothing is attempted, so nothing is counted; the reason is shown in admin."""
-    ExtractionCursor.objects.filter(pk=cursor.pk).update(waiting_reason=reason[:200])
-    logger.info("fact extraction waiting character=%s reason=%s", cursor.character_id, reason)
-
-
-def _path_a_failed(
-    *, cursor: ExtractionCursor, window_end: datetime, now: datetime, error: Exception
-) -> None:
-    failures = cursor.window_failures + 1
-    fields: dict[str, Any] = {
-        "window_failures": failures,
-        "last_error": f"{type(error).__name__}: {error}"[:2000],
-    }
-    if failures >= WINDOW_MAX_FAILURES:
-        # Dead-letter the window: the loop must stay live for the turns that come after it.
-        fields.update(last_a_message_at=window_end, last_check_at=now, window_failures=0)
-        logger.warning(
-            "path A window dead-lettered character=%s after %d failures", cursor.character_id, failures
-        )
-    else:
-        logger.warning(
-            "path A failed character=%s attempt=%d (%s)", cursor.character_id, failures, type(error).__name__
-        )
-    fields["waiting_reason"] = ""
-    ExtractionCursor.objects.filter(pk=cursor.pk).update(**fields)
+def _wait(*, job: Job) -> TickResult:
+    """No provider: nothing is attempted, so nothing is counted; the job shows the reason."""
+    job_wait_for_provider(job=job, tier="summary")
+    logger.info("fact extraction waiting character=%s reason=no provider", job.character_id)
+    return TickResult(reason=f"waiting: {no_provider_reason('summary')}")
 
 
 def _path_b_window(
@@ -272,7 +267,10 @@ def _run_path_b(*, cursor: ExtractionCursor, character: Character, now: datetime
     end = cursor.last_a_message_at
     lines = _trim_to_user_span(_lines(rows))
     if not lines or start is None:
-        ExtractionCursor.objects.filter(pk=cursor.pk).update(last_b_check_at=end, b_window_failures=0)
+        ExtractionCursor.objects.filter(pk=cursor.pk).update(last_b_check_at=end)
+        return 0
+    job, _why = job_start(character_id=character.pk, kind=EXTRACTION_JOB, key=PATH_B, now=now)
+    if job is None:
         return 0
     known = facts_known_since(character_id=character.pk, since=start, limit=B_KNOWN_FACTS)
     rendered = [("user" if line.role == "human" else "assistant", line.text) for line in lines]
@@ -283,19 +281,15 @@ def _run_path_b(*, cursor: ExtractionCursor, character: Character, now: datetime
         report = (
             facts_persist(character_id=character.pk, drafts=drafts, now=now) if drafts else PersistReport()
         )
-    except LLMUnavailable as exc:
-        _wait(cursor=cursor, reason=exc.reason)
+    except LLMUnavailable:
+        _wait(job=job)
         return 0
     except Exception as exc:
-        failures = cursor.b_window_failures + 1
-        forward = failures >= WINDOW_MAX_FAILURES
-        ExtractionCursor.objects.filter(pk=cursor.pk).update(
-            b_window_failures=0 if forward else failures,
-            last_b_check_at=end if forward else cursor.last_b_check_at,
-            last_error=f"path B: {type(exc).__name__}: {exc}"[:2000],
-        )
+        if job_fail(job=job, error=exc, now=now) == Job.Status.DEAD:
+            ExtractionCursor.objects.filter(pk=cursor.pk).update(last_b_check_at=end)
         return 0
-    ExtractionCursor.objects.filter(pk=cursor.pk).update(last_b_check_at=end, b_window_failures=0)
+    ExtractionCursor.objects.filter(pk=cursor.pk).update(last_b_check_at=end)
+    job_succeed(job=job, outcome=f"created:{len(report.created)}")
     return len(report.created)
 
 
@@ -306,7 +300,7 @@ def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
     """The post-turn op's Stage-1 step when powerful memory is OFF; returns the facts created.
 
     Raises on an LLM or persist failure so the outbox counts an attempt and retries the op (or,
-    with no provider, OutboxWait so it waits without counting one); exact
+    with no provider, JobWait so it waits without counting one); exact
     and identical-text dedup make a retry after a partial success harmless.
     """
     if switch_enabled(POWERFUL_MEMORY):
@@ -330,10 +324,8 @@ def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
             language=payload.get("language"),
         )
     except LLMUnavailable as exc:
-        # Not an attempt: the op waits (pending, reason shown) and runs once a provider exists.
-        cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
-        _wait(cursor=cursor, reason=exc.reason)
-        raise OutboxWait(exc.reason) from exc
+        # Not an attempt: the op waits (reason shown) and runs once a provider exists.
+        raise JobWait(no_provider_reason("summary")) from exc
     report = facts_persist(character_id=character_id, drafts=drafts)
     facts_archive_sweep(character_id=character_id)
     return len(report.created)

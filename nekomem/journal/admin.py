@@ -1,6 +1,11 @@
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import admin
 
-from nekomem.journal.models import AppliedSentinel, Event, OutboxOp
+from nekomem.journal.jobs import job_retry
+from nekomem.journal.models import AppliedSentinel, DurableWork, Event, Job, OutboxOp, WorkStatus
+from nekomem.journal.services import outbox_op_retry
 
 
 @admin.register(Event)
@@ -27,33 +32,70 @@ class AppliedSentinelAdmin(admin.ModelAdmin):
         return False
 
 
+class DurableWorkAdmin(admin.ModelAdmin):
+    """Durable work is written by services only: the admin shows it and retries what is dead."""
+
+    date_hierarchy = "created_at"
+    actions = ("retry",)
+    retry_one: Callable[[Any], bool]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="last error")
+    def short_error(self, obj: DurableWork) -> str:
+        return obj.last_error[:80]
+
+    @admin.action(description="Retry dead ones with a fresh set of attempts", permissions=["view"])
+    def retry(self, request, queryset):
+        ids = list(queryset.filter(status=WorkStatus.DEAD).values_list("pk", flat=True))
+        retried = sum(type(self).retry_one(pk) for pk in ids)
+        self.message_user(request, f"{retried} of {len(ids)} dead item(s) retried.")
+
+
 @admin.register(OutboxOp)
-class OutboxOpAdmin(admin.ModelAdmin):
+class OutboxOpAdmin(DurableWorkAdmin):
     list_display = (
         "op_id",
         "character",
         "type",
         "status",
         "attempts",
+        "waiting_reason",
         "created_at",
-        "done_at",
+        "finished_at",
         "short_error",
     )
     list_filter = ("status", "type", "character")
     search_fields = ("op_id", "last_error")
-    readonly_fields = ("op_id", "character", "type", "payload", "created_at", "updated_at", "done_at")
-    date_hierarchy = "created_at"
-    actions = ("requeue",)
 
-    @admin.display(description="last error")
-    def short_error(self, obj: OutboxOp) -> str:
-        return obj.last_error[:80]
+    @staticmethod
+    def retry_one(pk: Any) -> bool:
+        return outbox_op_retry(op_id=pk)
 
-    @admin.action(description="Give dead-lettered ops a fresh set of attempts")
-    def requeue(self, request, queryset):
-        from nekomem.journal.services import outbox_op_enqueue
 
-        ids = list(queryset.values_list("op_id", flat=True))
-        queryset.update(status=OutboxOp.Status.PENDING, attempts=0, lease_until=None, done_at=None)
-        for op_id in ids:
-            outbox_op_enqueue(op_id=op_id)
+@admin.register(Job)
+class JobAdmin(DurableWorkAdmin):
+    """Every layer's background jobs: attempts, why one waits, dead-lettered ones and their retry."""
+
+    list_display = (
+        "id",
+        "kind",
+        "character",
+        "status",
+        "attempts",
+        "waiting_reason",
+        "next_attempt_at",
+        "outcome",
+        "short_error",
+        "updated_at",
+    )
+    list_filter = ("kind", "status", "waiting_reason", "character")
+    search_fields = ("last_error", "kind")
+
+    @staticmethod
+    def retry_one(pk: Any) -> bool:
+        return job_retry(job_id=pk)

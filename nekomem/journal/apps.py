@@ -4,4 +4,9 @@ from django.apps import AppConfig
 class JournalConfig(AppConfig):
     name = "nekomem.journal"
     label = "journal"
-    verbose_name = "Event log and outbox"
+    verbose_name = "Event log, outbox and jobs"
+
+    def ready(self) -> None:
+        from nekomem.journal import handlers
+
+        handlers.register()

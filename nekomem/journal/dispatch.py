@@ -23,6 +23,8 @@ from uuid import UUID
 
 from django.conf import settings
 
+from nekomem.journal.broker import outbox_ops_enqueue
+
 logger = logging.getLogger(__name__)
 
 Send = Callable[[Sequence[UUID]], None]
@@ -77,8 +79,6 @@ _dispatcher_lock = threading.Lock()
 
 
 def _send_to_broker(op_ids: Sequence[UUID]) -> None:
-    from nekomem.journal.services import outbox_ops_enqueue
-
     outbox_ops_enqueue(op_ids=op_ids)
 
 

@@ -41,13 +41,51 @@ class AppliedSentinel(models.Model):
         return f"{self.character.name}: {self.last_applied_event_id}"
 
 
-class OutboxOp(models.Model):
-    """A replayable background operation registered in the same transaction as its cause."""
+class WorkStatus(models.TextChoices):
+    PENDING = "pending"  # due now: enqueued, or the sweep will enqueue it
+    RUNNING = "running"  # claimed by a worker until lease_until
+    WAITING = "waiting"  # not due until waiting_reason clears (a provider appears, the back-off ends)
+    DONE = "done"
+    DEAD = "dead"  # spent its attempts; stays visible until retried
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        DONE = "done"
-        DEAD = "dead"
+
+class DurableWork(models.Model):
+    """What every piece of durable background work carries: the fields the kernel's job mechanism
+    (``nekomem.journal.jobs``) claims, retries, parks and dead-letters, whichever table holds it."""
+
+    ACTIVE = (WorkStatus.PENDING, WorkStatus.RUNNING, WorkStatus.WAITING)
+
+    status = models.CharField(max_length=8, choices=WorkStatus.choices, default=WorkStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    waiting_reason = models.CharField(
+        max_length=60, blank=True, default="", help_text="Machine-readable: no_provider:<tier>, backoff …"
+    )
+    next_attempt_at = models.DateTimeField(
+        null=True, blank=True, help_text="When waiting work is due again (none: when its reason clears)."
+    )
+    last_error = models.TextField(blank=True, help_text="Exception type and metadata; never memory text.")
+    run_token = models.UUIDField(
+        null=True, blank=True, help_text="Changes on every claim, so a stale run cannot finish a newer one."
+    )
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="A worker holds the work until then; an expired lease is re-run."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class OutboxOp(DurableWork):
+    """A replayable background operation registered in the same transaction as its cause.
+
+    It keeps a table of its own (the single-statement turn write inserts into it, and its payload
+    carries the turn's messages); its retries, lease and dead letter are the job mechanism's.
+    """
+
+    Status = WorkStatus
 
     op_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No index of its own: the (character, status) index serves every lookup by character.
@@ -56,15 +94,6 @@ class OutboxOp(models.Model):
     )
     type = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    done_at = models.DateTimeField(null=True, blank=True)
-    lease_until = models.DateTimeField(
-        null=True, blank=True, help_text="A worker holds the op until then; expired leases are re-run."
-    )
 
     class Meta:
         ordering = ["created_at"]
@@ -75,3 +104,43 @@ class OutboxOp(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} {self.op_id} ({self.status})"
+
+
+class Job(DurableWork):
+    """One piece of a layer's durable background work (a compression, a review …).
+
+    ``kind`` names a handler a layer registered (``nekomem.journal.jobs.register_job_kind``); the
+    payload holds ids only, never memory text. At most one job of a (character, kind, key) is active.
+    """
+
+    Status = WorkStatus
+
+    kind = models.CharField(max_length=60)
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="jobs", db_index=False)
+    key = models.CharField(
+        max_length=80, blank=True, default="", help_text="Tells apart active jobs of one kind and character."
+    )
+    payload = models.JSONField(default=dict, blank=True, help_text="Ids only.")
+    outcome = models.CharField(
+        max_length=40, blank=True, help_text="What the last run did (spliced, moot …)."
+    )
+    probed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the self-heal probe last gave the dead job one more run."
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "kind", "key"],
+                condition=models.Q(status__in=["pending", "running", "waiting"]),
+                name="job_one_active_per_key",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="job_status_due"),
+            models.Index(fields=["character", "kind", "status"], name="job_character_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"

@@ -1,6 +1,8 @@
 """Where layers plug their handlers into the kernel's event log and outbox.
 
-The kernel imports no layer: each layer registers its handlers from its AppConfig.ready().
+The kernel imports no layer: each layer registers its event handlers, outbox steps, job kinds
+(``nekomem.journal.jobs.register_job_kind``) and schedules from a ``register()`` function that its
+AppConfig.ready() calls, so importing a module never registers anything.
 """
 
 from __future__ import annotations
@@ -18,16 +20,11 @@ EventHandler = Callable[[int, dict[str, Any]], None]
 OutboxStep = Callable[[int, dict[str, Any]], None]
 
 
-class OutboxWait(Exception):
-    """A step cannot run yet for a reason outside the op (e.g. no LLM provider configured).
-
-    The op stays pending with the reason shown, no attempt is counted, and the periodic sweep
-    runs it again later.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+# The op every finished chat turn registers; each layer adds its own steps to it. The original's
+# wire name, kept although the op does more than extract facts.
+POST_TURN_OP = "extract_facts"
+# A step that cannot run yet (no LLM provider) raises nekomem.journal.jobs.JobWait: the op waits
+# with the reason shown, and no attempt is counted.
 
 
 _event_handlers: dict[str, EventHandler] = {}

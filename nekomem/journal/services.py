@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
+from nekomem.journal.broker import outbox_ops_enqueue
+from nekomem.journal.dispatch import outbox_dispatcher
 from nekomem.journal.events import check_event_type
-from nekomem.journal.models import AppliedSentinel, Event, OutboxOp
-from nekomem.journal.registry import OutboxWait, event_handler_for, outbox_steps_for
-from nekomem.statements import column, database, insert_select_sql, model_field
+from nekomem.journal.jobs import (
+    DEFAULT_LEASE,
+    JobWait,
+    work_claim_returning,
+    work_current,
+    work_fail,
+    work_succeed,
+    work_wait,
+)
+from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.registry import event_handler_for, outbox_steps_for
+from nekomem.statements import insert_select_sql
 
 logger = logging.getLogger(__name__)
 
-OUTBOX_MAX_ATTEMPTS = 5
-OUTBOX_LEASE = timedelta(minutes=10)
-OUTBOX_TASK = "nekomem.journal.tasks.outbox_ops_run"
-# Ops in one django-q2 task. Small enough that a batch of LLM-calling steps (per-turn extraction
-# with powerful memory off) fits the task timeout; large enough for a busy window of chat turns.
-OUTBOX_BATCH_MAX = 20
+# Finished ops are marked done together, at least this often.
 OUTBOX_DONE_MARK_SECONDS = 1.0
 
 
@@ -129,58 +132,7 @@ def outbox_op_statement(
 def outbox_op_enqueue_on_commit(*, op_id: UUID) -> None:
     """Hand the op to the process's dispatcher once the transaction that registered it commits (at
     once in autocommit); the dispatcher enqueues the ops committed within a short window together."""
-    from nekomem.journal.dispatch import outbox_dispatcher
-
     transaction.on_commit(lambda: outbox_dispatcher().add(op_id))
-
-
-_broker_lock = threading.Lock()
-_broker: Any = None
-
-
-def _outbox_broker() -> Any:
-    """One django-q2 broker per process, shared by its threads.
-
-    ``async_task`` without a broker builds a new one per call; on Redis that is a new client, a new
-    TCP connection and its handshake for every chat turn. The Redis client's pool is thread-safe
-    and notices a fork; the ORM broker works through Django's per-thread connections.
-    """
-    global _broker
-    if _broker is None:
-        with _broker_lock:
-            if _broker is None:
-                from django_q.brokers import get_broker
-
-                _broker = get_broker()
-    return _broker
-
-
-def outbox_op_enqueue(*, op_id: UUID) -> None:
-    outbox_ops_enqueue(op_ids=[op_id])
-
-
-def outbox_ops_enqueue(*, op_ids: Sequence[UUID]) -> None:
-    """Enqueue django-q2 tasks that run these ops, up to ``OUTBOX_BATCH_MAX`` ops a task."""
-    from django_q.tasks import async_task
-
-    for start in range(0, len(op_ids), OUTBOX_BATCH_MAX):
-        chunk = [str(op_id) for op_id in op_ids[start : start + OUTBOX_BATCH_MAX]]
-        try:
-            async_task(
-                OUTBOX_TASK,
-                chunk,
-                task_name=f"outbox-{chunk[0]}" + (f"+{len(chunk) - 1}" if len(chunk) > 1 else ""),
-                group="outbox",
-                broker=_outbox_broker(),
-                # The op row records completion (status, done_at), so a successful run is not also
-                # saved as a django-q result: with save_limit that save reads back every kept result
-                # under a row lock to prune one. Failures are still saved.
-                save=False,
-            )
-        except Exception:
-            # The ops are durable; the periodic sweep enqueues them again, so a broker hiccup loses
-            # nothing.
-            logger.exception("could not enqueue outbox ops %s; the sweep will retry them", chunk)
 
 
 @dataclass
@@ -191,41 +143,15 @@ class ClaimedOp:
     payload: dict[str, Any]
 
 
-def _claim(op_ids: Sequence[UUID]) -> dict[UUID, ClaimedOp]:
-    """Lease the pending ops among ``op_ids`` and read them, in one ``UPDATE … RETURNING``."""
-    now = timezone.now()
-    db = database()
-
-    def quoted(field: str) -> str:
-        return db.ops.quote_name(column(OutboxOp, field))
-
-    id_field = model_field(OutboxOp, "op_id")
-    lease = model_field(OutboxOp, "lease_until")
-    sql = (
-        f"UPDATE {db.ops.quote_name(OutboxOp._meta.db_table)} SET {quoted('lease_until')} = %s "
-        f"WHERE {quoted('op_id')} IN ({', '.join(['%s'] * len(op_ids))}) AND {quoted('status')} = %s "
-        f"AND ({quoted('lease_until')} IS NULL OR {quoted('lease_until')} < %s) "
-        f"RETURNING {quoted('op_id')}, {quoted('character')}, {quoted('type')}, {quoted('payload')}"
+def _claim(op_ids: Sequence[UUID]) -> tuple[UUID | None, dict[UUID, ClaimedOp]]:
+    """Lease the claimable ops among ``op_ids`` under one run token, and read them, in one statement."""
+    token, rows = work_claim_returning(
+        OutboxOp, pks=op_ids, lease=DEFAULT_LEASE, fields=("op_id", "character", "type", "payload")
     )
-    params = [
-        lease.get_db_prep_save(now + OUTBOX_LEASE, db),
-        *(id_field.get_db_prep_save(op_id, db) for op_id in op_ids),
-        OutboxOp.Status.PENDING,
-        lease.get_db_prep_save(now, db),
-    ]
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    claimed = {}
-    for raw_id, character_id, op_type, payload in rows:
-        op_id = id_field.to_python(raw_id)
-        claimed[op_id] = ClaimedOp(
-            op_id=op_id,
-            character_id=character_id,
-            type=op_type,
-            payload=json.loads(payload) if isinstance(payload, str | bytes) else payload,
-        )
-    return claimed
+    return token, {
+        op_id: ClaimedOp(op_id=op_id, character_id=character_id, type=op_type, payload=payload)
+        for op_id, character_id, op_type, payload in rows
+    }
 
 
 def outbox_op_execute(*, op_id: UUID) -> str:
@@ -237,30 +163,27 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     """Run each op's steps once, in the given order; returns each op's status afterwards.
 
     An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
-    alone. Each op succeeds, waits or fails on its own; finished ops are marked done together, at
-    least every ``OUTBOX_DONE_MARK_SECONDS``.
+    alone. Each op succeeds, waits or fails on its own (``nekomem.journal.jobs`` counts the attempts,
+    backs off and dead-letters); finished ops are marked done together, at least every
+    ``OUTBOX_DONE_MARK_SECONDS``.
     """
     if not op_ids:
         return {}
-    claimed = _claim(op_ids)
+    token, claimed = _claim(op_ids)
     statuses: dict[UUID, str] = {}
     unclaimed = [op_id for op_id in op_ids if op_id not in claimed]
     if unclaimed:
         known = dict(OutboxOp.objects.filter(op_id__in=unclaimed).values_list("op_id", "status"))
         for op_id in unclaimed:
             status = known.get(op_id)
-            statuses[op_id] = (
-                "missing" if status is None else "busy" if status == OutboxOp.Status.PENDING else status
-            )
+            statuses[op_id] = "missing" if status is None else status if status in _FINISHED else "busy"
     done: list[UUID] = []
     last_mark = time.monotonic()
 
     def mark_done() -> None:
         nonlocal last_mark
         if done:
-            OutboxOp.objects.filter(op_id__in=done).update(
-                status=OutboxOp.Status.DONE, done_at=timezone.now(), lease_until=None, last_error=""
-            )
+            work_succeed(OutboxOp.objects.filter(op_id__in=done, run_token=token, status=WorkStatus.RUNNING))
             done.clear()
         last_mark = time.monotonic()
 
@@ -271,16 +194,25 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
         try:
             for _name, step in outbox_steps_for(op.type):
                 step(op.character_id, op.payload)
-        except OutboxWait as wait:
-            OutboxOp.objects.filter(op_id=op_id).update(
-                last_error=f"waiting: {wait.reason}", lease_until=None
+        except JobWait as wait:
+            work_wait(
+                work_current(OutboxOp, pk=op_id, token=token),
+                reason=wait.reason,
+                retry_after=wait.retry_after,
             )
-            statuses[op_id] = "waiting"
+            statuses[op_id] = WorkStatus.WAITING
         except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
-            statuses[op_id] = _outbox_op_fail(op_id=op_id, error=exc)
+            status = work_fail(OutboxOp, pk=op_id, token=token, error=exc) or "busy"
+            logger.warning(
+                "outbox op %s failed (%s)%s",
+                op_id,
+                type(exc).__name__,
+                "; dead-lettered" if status == WorkStatus.DEAD else "",
+            )
+            statuses[op_id] = status
         else:
             done.append(op_id)
-            statuses[op_id] = OutboxOp.Status.DONE
+            statuses[op_id] = WorkStatus.DONE
         # Finished ops are marked together, but never held back long: a step may call an LLM, and
         # a task cut short by its timeout must not take finished ops back to pending.
         if time.monotonic() - last_mark >= OUTBOX_DONE_MARK_SECONDS:
@@ -289,35 +221,14 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     return statuses
 
 
-def _outbox_op_fail(*, op_id: UUID, error: Exception) -> str:
-    message = f"{type(error).__name__}: {error}"[:2000]
-    OutboxOp.objects.filter(op_id=op_id).update(
-        attempts=F("attempts") + 1, last_error=message, lease_until=None
-    )
-    dead = OutboxOp.objects.filter(op_id=op_id, attempts__gte=OUTBOX_MAX_ATTEMPTS).update(
-        status=OutboxOp.Status.DEAD, done_at=timezone.now()
-    )
-    logger.warning(
-        "outbox op %s failed (%s)%s", op_id, type(error).__name__, "; dead-lettered" if dead else ""
-    )
-    return OutboxOp.Status.DEAD if dead else OutboxOp.Status.PENDING
+_FINISHED = (WorkStatus.DONE, WorkStatus.DEAD)
 
 
-def outbox_ops_release_leases() -> int:
-    """At startup no worker of ours is running yet, so every lease is stale."""
-    return OutboxOp.objects.filter(status=OutboxOp.Status.PENDING, lease_until__isnull=False).update(
-        lease_until=None
+def outbox_op_retry(*, op_id: UUID) -> bool:
+    """Give a dead op a fresh set of attempts and enqueue it."""
+    retried = OutboxOp.objects.filter(op_id=op_id, status=WorkStatus.DEAD).update(
+        status=WorkStatus.PENDING, attempts=0, finished_at=None, lease_until=None, next_attempt_at=None
     )
-
-
-def outbox_ops_requeue(*, older_than: timedelta = timedelta(seconds=0)) -> int:
-    """Enqueue every pending op with no live lease (startup replay and the periodic sweep)."""
-    now = timezone.now()
-    ops = OutboxOp.objects.filter(status=OutboxOp.Status.PENDING, updated_at__lte=now - older_than).filter(
-        Q(lease_until__isnull=True) | Q(lease_until__lt=now)
-    )
-    # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
-    # would kill an open server-side cursor mid-loop.
-    op_ids = list(ops.order_by("created_at").values_list("op_id", flat=True))
-    outbox_ops_enqueue(op_ids=op_ids)
-    return len(op_ids)
+    if retried:
+        outbox_ops_enqueue(op_ids=[op_id])
+    return retried == 1

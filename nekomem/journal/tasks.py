@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from uuid import UUID
 
-from nekomem.journal.services import outbox_op_execute, outbox_ops_execute, outbox_ops_requeue
+from nekomem.journal.jobs import job_run as job_run_service
+from nekomem.journal.jobs import work_sweep
+from nekomem.journal.services import outbox_op_execute, outbox_ops_execute
 
 
 def outbox_ops_run(op_ids: list[str]) -> dict[str, str]:
@@ -18,6 +19,10 @@ def outbox_op_run(op_id: str) -> str:
     return outbox_op_execute(op_id=UUID(op_id))
 
 
-def outbox_sweep() -> int:
-    # Ops younger than a minute are most likely still queued from their on_commit hook.
-    return outbox_ops_requeue(older_than=timedelta(minutes=1))
+def job_run(job_id: int) -> str:
+    return job_run_service(job_id=int(job_id))
+
+
+def jobs_sweep() -> dict[str, int]:
+    report = work_sweep()
+    return {"jobs": report.jobs, "ops": report.ops, "probed": report.probed}

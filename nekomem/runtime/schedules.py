@@ -1,7 +1,7 @@
 """Maintenance schedules, declared in code and upserted into django-q2 by ``setup_schedules``.
 
-Layers add theirs from AppConfig.ready(); intervals are tuning, not API (django-q2 schedules
-run at minute granularity, so the original's 40 s loops run every minute here).
+Apps add theirs from AppConfig.ready() (their ``handlers.register()``); intervals are tuning, not API
+(django-q2 schedules run at minute granularity, so the original's 40 s loops run every minute here).
 """
 
 from __future__ import annotations
@@ -26,13 +26,3 @@ def register_schedule(spec: ScheduleSpec) -> None:
 
 def registered_schedules() -> list[ScheduleSpec]:
     return sorted(_specs.values(), key=lambda s: s.name)
-
-
-register_schedule(
-    ScheduleSpec(
-        name="outbox-sweep",
-        func="nekomem.journal.tasks.outbox_sweep",
-        minutes=1,
-        description="re-enqueue pending outbox ops whose task was lost",
-    )
-)

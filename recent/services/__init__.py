@@ -9,7 +9,6 @@
 
 from recent.services.idle import idle_maintenance_run
 from recent.services.raw_log import raw_log_append
-from recent.services.turn_write import POST_TURN_OP
 from recent.services.turns import CompressMode, turn_record
 from recent.services.window import (
     MAX_MESSAGE_CHARS,
@@ -24,7 +23,6 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_WINDOW_CHARS",
     "MAX_WINDOW_MESSAGES",
-    "POST_TURN_OP",
     "CompressMode",
     "WindowChanged",
     "idle_maintenance_run",

@@ -7,9 +7,11 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from nekomem.characters.models import Character
-from recent.compression import COMPRESS_THRESHOLD_ITEMS, compress_job_run, window_hard_cap
-from recent.jobs import recent_job_request
-from recent.models import RecentJob, RecentMessage
+from nekomem.journal.jobs import job_run
+from nekomem.journal.selectors import job_latest
+from recent.compression import COMPRESS_THRESHOLD_ITEMS, window_hard_cap
+from recent.jobs import COMPRESS_JOB, recent_job_request
+from recent.models import RecentMessage
 from recent.review import review_maybe_spawn
 
 IDLE_AFTER = timedelta(seconds=10)
@@ -39,12 +41,12 @@ def idle_maintenance_run() -> int:
 
 
 def _idle_compress(*, character_id: int) -> None:
-    last = RecentJob.objects.filter(character_id=character_id, kind=RecentJob.Kind.COMPRESS).first()
-    if last is not None and last.status == RecentJob.Status.DEAD:
+    last = job_latest(character_id=character_id, kind=COMPRESS_JOB)
+    if last is not None and last.status == last.Status.DEAD:
         # Covers a worker that died between dead-lettering the job and applying the cap.
         window_hard_cap(character_id=character_id)
     if RecentMessage.objects.filter(character_id=character_id).count() <= COMPRESS_THRESHOLD_ITEMS:
         return
-    job, created = recent_job_request(character_id=character_id, kind=RecentJob.Kind.COMPRESS, enqueue=False)
+    job, created = recent_job_request(character_id=character_id, kind=COMPRESS_JOB, enqueue=False)
     if created:
-        compress_job_run(job_id=job.pk)
+        job_run(job_id=job.pk)

@@ -21,13 +21,12 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character_update, settle_lock_source, settled_transaction
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for, character_id_forget
+from nekomem.journal.registry import POST_TURN_OP
 from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
 from nekomem.statements import column, database, insert_select_sql, model_field
 from recent.models import RawMessage, RecentMessage, RecentWindowState
 from recent.services.raw_log import raw_log_append, raw_log_values
 from recent.services.window import recent_messages_insert, recent_positions_take
-
-POST_TURN_OP = "extract_facts"  # the original's wire name, kept although the op does more
 
 
 def _activity_fields(*, language: str | None) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from django.db.models import F
 
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.errors import Conflict
-from recent.jobs import recent_job_cancel
+from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.messages import normalise_message
-from recent.models import RecentJob, RecentMessage, RecentWindowState
+from recent.models import RecentMessage, RecentWindowState
 
 # The original browser's save limits.
 MAX_WINDOW_MESSAGES = 10_000
@@ -63,7 +63,7 @@ def recent_window_replace(
     messages = [
         normalise_message({"type": role, "data": {"content": text}}, i) for i, (role, text) in enumerate(chat)
     ]
-    recent_job_cancel(character_id=character_id, kind=RecentJob.Kind.REVIEW)
+    recent_job_cancel(character_id=character_id, kind=REVIEW_JOB)
     with settle_lock(character_id), transaction.atomic():
         lock_character(character_id)
         current = recent_window_dicts(character_id=character_id)

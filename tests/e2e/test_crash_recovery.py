@@ -107,7 +107,8 @@ def burst_then_kill(server: ServerProcess) -> list[Call]:
 
 
 def wait_until_ops_settled(server: ServerProcess) -> dict[str, int]:
-    """Poll the database (bounded) until no op of the character is pending; return status counts."""
+    """Poll the database (bounded) until no op of the character is pending or running; return status
+    counts."""
     assert server.database is not None
     deadline = time.monotonic() + DONE_TIMEOUT
     counts: dict[str, int] = {}
@@ -118,7 +119,7 @@ def wait_until_ops_settled(server: ServerProcess) -> dict[str, int]:
             [CHARACTER],
         )
         counts = {status: count for status, count in rows}
-        if not counts.get("pending"):
+        if not counts.get("pending") and not counts.get("running"):
             return counts
         time.sleep(0.25)
     return counts

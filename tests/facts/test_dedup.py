@@ -11,9 +11,11 @@ from facts.services import (
     facts_extraction_tick,
     facts_persist,
 )
+from facts.services.arbitration import DEDUP_JOB
+from facts.services.extraction import EXTRACTION_JOB
 from facts.services.records import fact_hash, fact_id_for
 from nekomem.characters.models import Character
-from nekomem.journal.models import Event
+from nekomem.journal.models import Event, Job
 from tests.facts.conftest import T0, minutes, say
 from tests.facts.factories import FactFactory, make_fact
 from tests.facts.test_extraction import fact_reply
@@ -124,7 +126,9 @@ def test_a_failure_mid_persist_rolls_back_everything(character, llm_server):
     llm_server.script(fact_reply("阿凛要去旅行", "阿凛养了一只狗"))
     facts_extraction_tick(character_id=character.pk, now=now)
     state = ExtractionCursor.objects.get(character=character)
-    assert state.last_a_message_at is None and state.window_failures == 1
+    job = Job.objects.get(character=character, kind=EXTRACTION_JOB)
+    assert state.last_a_message_at is None and (job.attempts, job.status) == (1, "waiting")
+    assert "IntegrityError" in job.last_error
     assert not Fact.objects.filter(text="阿凛要去旅行").exists()
 
 
@@ -171,10 +175,30 @@ def test_arbitration_failures_count_and_no_provider_waits(character, llm_server,
     _queue(character, 1)
     llm_server.script(error(500), error(500), error(500))
     assert dedup_pairs_arbitrate(character_id=character.pk, now=T0).reason.startswith("failed")
-    assert FactDedupPair.objects.get().attempts == 1
+    job = Job.objects.get(character=character, kind=DEDUP_JOB)
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", 1)
+    assert dedup_pairs_arbitrate(character_id=character.pk, now=T0).reason == "waiting: backoff"
     settings.LLM_TIERS = {tier: {} for tier in settings.LLM_TIER_NAMES}
-    assert dedup_pairs_arbitrate(character_id=character.pk, now=T0).reason.startswith("waiting")
-    assert FactDedupPair.objects.get().attempts == 1
+    later = T0 + minutes(5)
+    assert (
+        dedup_pairs_arbitrate(character_id=character.pk, now=later).reason == "waiting: no_provider:summary"
+    )
+    job.refresh_from_db()
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "no_provider:summary", 1)
+    assert FactDedupPair.objects.get().status == "pending"
+
+
+def test_five_failed_arbitrations_dead_letter_the_batch(character, llm_server):
+    _queue(character, 1)
+    llm_server.fallback = lambda body: error(500)
+    llm_server.allow_unexpected = True
+    now = T0
+    for _ in range(5):
+        assert dedup_pairs_arbitrate(character_id=character.pk, now=now).reason.startswith("failed")
+        job = Job.objects.get(character=character, kind=DEDUP_JOB)
+        now = job.next_attempt_at or now
+    assert (job.status, job.attempts) == ("dead", 5)
+    assert FactDedupPair.objects.get().status == "dead"
 
 
 def test_arbitration_waits_for_idle_and_powerful_memory(character, llm_server):

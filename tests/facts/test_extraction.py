@@ -6,7 +6,9 @@ import pytest
 
 from facts.models import ExtractionCursor, Fact
 from facts.services import facts_extraction_tick
-from facts.services.extraction import TickResult
+from facts.services.extraction import EXTRACTION_JOB, TickResult
+from nekomem.journal.jobs import backoff_delay
+from nekomem.journal.models import Job
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from tests.facts.conftest import T0, minutes, say
 from tests.support.llm_server import error, json_content, text
@@ -74,20 +76,43 @@ def test_warm_trigger_needs_ten_turns_or_five_minutes(character, llm_server):
     assert facts_extraction_tick(character_id=character.pk, now=checked + minutes(7.1)).ran_b is True
 
 
+def window_job(character, key: str = "a") -> Job:
+    return Job.objects.filter(character=character, kind=EXTRACTION_JOB, key=key).latest("created_at", "pk")
+
+
 def test_failure_keeps_the_cursor_and_five_failures_force_it_forward(character, llm_server):
-    say(character, T0, ("human", "我在学日语"))
-    now = T0 + minutes(1)
+    say(character, T0, ("human", "我喜欢猫"))
+    llm_server.script(fact_reply("阿凛喜欢猫"))
+    assert facts_extraction_tick(character_id=character.pk, now=T0 + minutes(1)).ran_a
+    say(character, T0 + minutes(2), ("human", "我在学日语"))
+    now = T0 + minutes(7)  # five minutes after the last check
     llm_server.script(*[error(500)] * 3)  # one tick = one call with 3 attempts
     facts_extraction_tick(character_id=character.pk, now=now)
-    state = cursor(character)
-    assert state.last_a_message_at is None and state.window_failures == 1
+    state, job = cursor(character), window_job(character)
+    assert state.last_a_message_at == T0
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", 1)
+    assert job.next_attempt_at == now + backoff_delay(1)
+    # Within the back-off the tick does not call the LLM again.
+    assert facts_extraction_tick(character_id=character.pk, now=now).reason == "waiting: backoff"
 
     llm_server.script(*[error(500)] * 12)
     for _ in range(4):
+        now = window_job(character).next_attempt_at or now
         facts_extraction_tick(character_id=character.pk, now=now)
-    state = cursor(character)
-    assert state.last_a_message_at == T0 and state.window_failures == 0  # dead-lettered, loop stays live
-    assert Fact.objects.count() == 0
+    state, job = cursor(character), window_job(character)
+    assert state.last_a_message_at == T0 + minutes(2)  # dead-lettered, the loop stays live
+    assert (job.status, job.attempts) == ("dead", 5) and "FactExtractionFailed" in job.last_error
+    assert list(Fact.objects.values_list("text", flat=True)) == ["阿凛喜欢猫"]
+
+
+def test_a_failed_cold_start_window_that_slides_out_of_the_lookback_is_dropped(character, llm_server):
+    say(character, T0, ("human", "我在学日语"))
+    llm_server.script(*[error(500)] * 3)
+    facts_extraction_tick(character_id=character.pk, now=T0 + minutes(1))
+    assert window_job(character).attempts == 1
+    result = facts_extraction_tick(character_id=character.pk, now=T0 + minutes(11))
+    assert result.reason == "no new user turns"
+    assert (window_job(character).status, window_job(character).outcome) == ("done", "cancelled")
 
 
 def test_no_provider_waits_with_a_reason_and_burns_no_attempt(character, settings):
@@ -95,9 +120,10 @@ def test_no_provider_waits_with_a_reason_and_burns_no_attempt(character, setting
     say(character, T0, ("human", "我在学日语"))
     for _ in range(6):
         result = facts_extraction_tick(character_id=character.pk, now=T0 + minutes(1))
-    state = cursor(character)
-    assert result.reason.startswith("waiting")
-    assert state.waiting_reason and state.window_failures == 0 and state.last_a_message_at is None
+    job = window_job(character)
+    assert result.reason == "waiting: no_provider:summary"
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "no_provider:summary", 0)
+    assert cursor(character).last_a_message_at is None
 
 
 def test_non_array_reply_counts_as_nothing_and_advances(character, llm_server):

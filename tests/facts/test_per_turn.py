@@ -25,7 +25,7 @@ def test_off_mode_extracts_per_turn_inside_the_post_turn_op(
     assert OutboxOp.objects.get().status == OutboxOp.Status.DONE
 
 
-def test_off_mode_failure_leaves_the_op_pending_for_retry(
+def test_off_mode_failure_leaves_the_op_waiting_for_its_retry(
     post_history, llm_server, django_capture_on_commit_callbacks
 ):
     switch_set(name=POWERFUL_MEMORY, enabled=False)
@@ -33,7 +33,8 @@ def test_off_mode_failure_leaves_the_op_pending_for_retry(
     with django_capture_on_commit_callbacks(execute=True):
         post_history("cache", "小天", ("human", "我的生日是三月三日"))
     op = OutboxOp.objects.get()
-    assert op.status == OutboxOp.Status.PENDING and op.attempts == 1
+    assert (op.status, op.waiting_reason, op.attempts) == (OutboxOp.Status.WAITING, "backoff", 1)
+    assert op.next_attempt_at is not None
     assert Fact.objects.count() == 0
 
 
@@ -48,7 +49,7 @@ def test_on_mode_leaves_the_turn_to_the_batched_loop(
 def test_off_mode_without_a_provider_waits_then_runs_once_one_is_configured(
     post_history, llm_server, settings, django_capture_on_commit_callbacks
 ):
-    from nekomem.journal.services import outbox_ops_requeue
+    from nekomem.journal.jobs import work_sweep
     from tests.support.llm_server import json_content
 
     switch_set(name=POWERFUL_MEMORY, enabled=False)
@@ -57,13 +58,14 @@ def test_off_mode_without_a_provider_waits_then_runs_once_one_is_configured(
     with django_capture_on_commit_callbacks(execute=True):
         assert post_history("cache", "小天", ("human", "我的生日是三月三日")).json()["count"] == 1
     op = OutboxOp.objects.get()
-    assert op.status == OutboxOp.Status.PENDING and op.attempts == 0
-    assert op.last_error == "waiting: no provider for tier summary"
+    assert op.status == OutboxOp.Status.WAITING and op.attempts == 0
+    assert op.waiting_reason == "no_provider:summary"
     assert llm_server.requests == []
+    assert work_sweep().ops == 0  # nothing to do while there is still no provider
 
     settings.LLM_TIERS = provider
     llm_server.script(json_content([{"text": "阿凛的生日是三月三日", "importance": 10, "entity": "master"}]))
-    assert outbox_ops_requeue() == 1
+    assert work_sweep().ops == 1
     op.refresh_from_db()
     assert op.status == OutboxOp.Status.DONE and op.attempts == 0
     assert Fact.objects.get(character__name="小天").text == "阿凛的生日是三月三日"

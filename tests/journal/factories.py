@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 import factory
 from django.utils import timezone
 
-from nekomem.journal.models import Event, OutboxOp
+from nekomem.journal.models import Event, Job, OutboxOp
 from tests.characters.factories import CharacterFactory
 
 
@@ -28,3 +30,17 @@ class OutboxOpFactory(factory.django.DjangoModelFactory[OutboxOp]):
     character = factory.SubFactory(CharacterFactory)
     type = "test_op"
     payload = factory.Dict({})
+
+
+class JobFactory(factory.django.DjangoModelFactory[Job]):
+    class Meta:
+        model = Job
+
+    character = factory.SubFactory(CharacterFactory)
+    kind = "test.job"
+    status = Job.Status.PENDING
+
+
+def make_job(**fields: Any) -> Job:
+    """A saved Job."""
+    return JobFactory.create(**fields)

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 from django_q.models import Task
 
 from nekomem.journal import services
+from nekomem.journal.broker import OUTBOX_BATCH_MAX
+from nekomem.journal.jobs import JobWait, work_claim, work_release_leases, work_sweep
 from nekomem.journal.models import OutboxOp
 from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
 from tests.characters.factories import CharacterFactory
@@ -61,7 +65,7 @@ def test_commit_enqueues_and_the_task_runs_the_op_to_done(step_calls, django_cap
         op = register(character.pk, {"n": 7})
     assert len(callbacks) == 1
     op.refresh_from_db()
-    assert op.status == OutboxOp.Status.DONE and op.done_at is not None
+    assert op.status == OutboxOp.Status.DONE and op.finished_at is not None
     assert step_calls[0] == [{"n": 7}]
     # The op row is the record of a successful run; django-q keeps no result row for it.
     assert not Task.objects.exists()
@@ -78,10 +82,10 @@ def test_failures_count_attempts_then_success_completes(step_calls):
     calls, control = step_calls
     control["fail"] = 2
     op = register(CharacterFactory.create().pk)
-    assert services.outbox_op_execute(op_id=op.op_id) == "pending"
-    assert services.outbox_op_execute(op_id=op.op_id) == "pending"
+    assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
+    assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
     op.refresh_from_db()
-    assert op.attempts == 2 and "provider down" in op.last_error
+    assert op.attempts == 2 and op.waiting_reason == "backoff" and "provider down" in op.last_error
     assert services.outbox_op_execute(op_id=op.op_id) == "done"
     assert len(calls) == 3
 
@@ -91,43 +95,41 @@ def test_five_failures_dead_letter_the_op_which_stays_visible(step_calls):
     control["fail"] = 99
     op = register(CharacterFactory.create().pk)
     statuses = [services.outbox_op_execute(op_id=op.op_id) for _ in range(6)]
-    assert statuses == ["pending"] * 4 + ["dead", "dead"]
+    assert statuses == ["waiting"] * 4 + ["dead", "dead"]
     op.refresh_from_db()
     assert op.status == OutboxOp.Status.DEAD and op.attempts == 5
-    assert services.outbox_ops_requeue() == 0
+    assert work_sweep(grace=timedelta(0), now=timezone.now() + timedelta(days=1)).ops == 0
 
 
 def test_a_leased_op_is_not_run_twice_until_the_lease_is_released(step_calls):
     op = register(CharacterFactory.create().pk)
-    assert op.op_id in services._claim([op.op_id])
+    assert work_claim(OutboxOp.objects.filter(pk=op.pk), lease=timedelta(minutes=10)) is not None
     assert services.outbox_op_execute(op_id=op.op_id) == "busy"
-    assert services.outbox_ops_requeue() == 0
-    assert services.outbox_ops_release_leases() == 1
+    assert work_sweep(grace=timedelta(0)).ops == 0
+    assert work_release_leases(OutboxOp) == 1
     assert services.outbox_op_execute(op_id=op.op_id) == "done"
 
 
 def test_requeue_runs_every_pending_op(step_calls):
     character = CharacterFactory.create()
     ops = [register(character.pk, {"n": i}) for i in range(3)]
-    assert services.outbox_ops_requeue() == 3  # sync cluster in tests: each runs as it is enqueued
+    assert work_sweep(grace=timedelta(0)).ops == 3  # sync cluster in tests: each runs as it is enqueued
     assert set(OutboxOp.objects.filter(pk__in=[o.pk for o in ops]).values_list("status", flat=True)) == {
         "done"
     }
 
 
-def test_a_waiting_step_keeps_the_op_pending_without_counting_an_attempt():
-    from nekomem.journal.registry import OutboxWait
-
+def test_a_waiting_step_parks_the_op_without_counting_an_attempt():
     def needs_provider(character_id: int, payload: dict) -> None:
-        raise OutboxWait("no provider for tier summary")
+        raise JobWait("no_provider:summary")
 
     register_outbox_step("test_op", "wait", needs_provider)
     try:
         op = register(CharacterFactory.create().pk)
         assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
         op.refresh_from_db()
-        assert op.status == OutboxOp.Status.PENDING and op.attempts == 0
-        assert op.last_error == "waiting: no provider for tier summary"
+        assert op.status == OutboxOp.Status.WAITING and op.attempts == 0
+        assert op.waiting_reason == "no_provider:summary" and op.next_attempt_at is None
         assert op.lease_until is None
     finally:
         unregister_outbox_step("test_op", "wait")
@@ -146,7 +148,7 @@ def test_a_batch_runs_each_op_on_its_own(step_calls, django_capture_on_commit_ca
         op_ids=[ops[0].op_id, ops[1].op_id, missing, ops[2].op_id, ops[3].op_id]
     )
     assert statuses == {
-        ops[0].op_id: "pending",
+        ops[0].op_id: "waiting",
         ops[1].op_id: "done",
         missing: "missing",
         ops[2].op_id: "done",
@@ -154,7 +156,7 @@ def test_a_batch_runs_each_op_on_its_own(step_calls, django_capture_on_commit_ca
     }
     assert [payload["n"] for payload in calls] == [0, 1, 2]  # in the given order; the done op not rerun
     first = OutboxOp.objects.get(pk=ops[0].pk)
-    assert (first.status, first.attempts, first.lease_until) == (OutboxOp.Status.PENDING, 1, None)
+    assert (first.status, first.attempts, first.lease_until) == (OutboxOp.Status.WAITING, 1, None)
     assert "provider down" in first.last_error
     assert services.outbox_op_execute(op_id=ops[0].op_id) == "done"
 
@@ -163,10 +165,10 @@ def test_the_sweep_enqueues_pending_ops_as_batches(step_calls, settings):
     calls, _control = step_calls
     character = CharacterFactory.create()
     with transaction.atomic():
-        for i in range(services.OUTBOX_BATCH_MAX + 5):
+        for i in range(OUTBOX_BATCH_MAX + 5):
             OutboxOpFactory.create(character=character, payload={"n": i})
-    assert services.outbox_ops_requeue() == services.OUTBOX_BATCH_MAX + 5
-    assert sorted(p["n"] for p in calls) == list(range(services.OUTBOX_BATCH_MAX + 5))
+    assert work_sweep(grace=timedelta(0)).ops == OUTBOX_BATCH_MAX + 5
+    assert sorted(p["n"] for p in calls) == list(range(OUTBOX_BATCH_MAX + 5))
     assert not OutboxOp.objects.exclude(status=OutboxOp.Status.DONE).exists()
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from django.db import connection
 
+from nekomem.journal.jobs import job_run
+from nekomem.journal.models import Job
 from recent.models import RecentMessage
 from recent.prompts import DIALOGUE_END, DIALOGUE_START
 from tests.support.llm_server import Reply, json_content
@@ -18,6 +20,13 @@ def post(client: Any, route: str, name: str, messages: list[dict], language: str
     if language:
         body["language"] = language
     return client.post(f"/{route}/{name}", data=json.dumps(body), content_type="application/json")
+
+
+def run_job(job: Job) -> tuple[str, str]:
+    """Run a job once through the kernel; returns its status and what the run did."""
+    status = job_run(job_id=job.pk)
+    job.refresh_from_db()
+    return status, job.outcome
 
 
 def window(name: str) -> list[tuple[str, str]]:

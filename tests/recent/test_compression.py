@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from nekomem.journal.jobs import ready_tiers, work_due, work_sweep
+from nekomem.journal.models import Job
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from nekomem.textproc import count_tokens
 from recent.compression import INPUT_BUDGET_TOKENS, window_compress
-from recent.jobs import recent_jobs_due, recent_jobs_sweep
-from recent.models import RecentJob, RecentMeta
+from recent.jobs import COMPRESS_JOB
+from recent.models import RecentMeta
 from recent.prompts import MEMO_PREFIX, stale_hint_text
 from tests.characters.factories import CharacterFactory
 from tests.recent.factories import RecentMetaFactory
@@ -47,7 +49,7 @@ def test_twenty_messages_stay_verbatim(client, llm_server, run_commits):
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
     assert window("Mel") == [(m["type"], m["data"]["content"]) for m in messages]
     assert llm_server.requests == []
-    assert not RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).exists()
+    assert not Job.objects.filter(kind=COMPRESS_JOB).exists()
 
 
 def test_twenty_one_messages_become_one_memo_and_the_last_nine(client, llm_server, run_commits):
@@ -66,7 +68,7 @@ def test_twenty_one_messages_become_one_memo_and_the_last_nine(client, llm_serve
     assert lines == [
         f"{'Master' if m['type'] == 'human' else 'Mel'} | {m['data']['content']}" for m in messages[:12]
     ]
-    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
+    job = Job.objects.get(kind=COMPRESS_JOB)
     assert (job.status, job.outcome, job.attempts) == ("done", "spliced", 0)
     # The first compression sets the stale-hint anchor.
     assert RecentMeta.objects.get(character__name="Mel").last_past_block_update_at is not None
@@ -108,7 +110,7 @@ def test_renew_compresses_before_answering_without_a_job(client, llm_server, run
     llm_server.script(summary("renewed memo"))
     assert run_commits(client, "renew", "Mel", english_messages(21)).json() == {"status": "processed"}
     assert window("Mel")[0] == ("system", EN_MEMO + "renewed memo")
-    assert not RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).exists()
+    assert not Job.objects.filter(kind=COMPRESS_JOB).exists()
 
 
 def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
@@ -207,9 +209,8 @@ def test_failure_keeps_raw_history_and_never_writes_an_empty_memo(client, llm_se
     assert run_commits(client, "process", "Mel", newer).json() == {"status": "processed"}
 
     assert window("Mel") == before + [(m["type"], m["data"]["content"]) for m in newer]
-    job = RecentJob.objects.filter(kind=RecentJob.Kind.COMPRESS).first()
-    assert job is not None
-    assert (job.status, job.attempts) == ("pending", 1)
+    job = Job.objects.get(kind=COMPRESS_JOB)
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", 1)
     assert "LLMBadOutput" in job.last_error
 
 
@@ -228,16 +229,17 @@ def test_provider_errors_leave_history_then_retries_dead_letter_into_the_hard_ca
     assert sum(count_tokens(m["data"]["content"]) for m in messages) > 60000
 
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
-    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
-    assert (job.status, job.attempts) == ("pending", 1)
+    job = Job.objects.get(kind=COMPRESS_JOB)
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", 1)
     assert len(window("Mel")) == 41
 
     for expected_attempts in (2, 3, 4):
-        recent_jobs_sweep()
+        assert work_sweep().jobs == 0  # the back-off is not over yet
+        work_sweep(now=job.next_attempt_at)
         job.refresh_from_db()
-        assert (job.status, job.attempts) == ("pending", expected_attempts)
+        assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", expected_attempts)
         assert len(window("Mel")) == 41  # nothing is dropped while the retry is still alive
-    recent_jobs_sweep()
+    work_sweep(now=job.next_attempt_at)
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("dead", 5)
     assert "HTTP 500" in job.last_error and TEST_API_KEY not in job.last_error
@@ -261,14 +263,16 @@ def test_no_provider_parks_the_job_with_its_reason_and_routes_still_answer(
         "status": "processed"
     }
     assert client.get("/new_dialog/Mel").status_code == 200
-    job = RecentJob.objects.get(kind=RecentJob.Kind.COMPRESS)
-    assert (job.status, job.attempts, job.last_error) == ("waiting", 0, "no provider for tier summary")
-    assert recent_jobs_due() == []  # waiting costs nothing while there is no provider
+    job = Job.objects.get(kind=COMPRESS_JOB)
+    assert (job.status, job.attempts, job.waiting_reason) == ("waiting", 0, "no_provider:summary")
+    later = timezone.now() + timedelta(days=1)
+    # Waiting costs nothing while there is no provider, however long it waits.
+    assert not work_due(Job, now=later, grace=timedelta(0), ready_tiers=ready_tiers()).exists()
     assert len(window("Mel")) == 27
 
     settings.LLM_TIERS = configured
     llm_server.script(summary("memo once configured"))
-    assert recent_jobs_sweep() == 1
+    assert work_sweep().jobs == 1
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("done", 0)
     assert window("Mel")[0] == ("system", EN_MEMO + "memo once configured")
@@ -279,12 +283,12 @@ def test_api_key_never_reaches_logs(client, llm_server, run_commits, caplog):
     caplog.set_level("DEBUG")
     llm_server.script(error(401, message=f"bad key {TEST_API_KEY}"), summary("memo"))
     run_commits(client, "process", "Mel", english_messages(21))
-    recent_jobs_sweep()
+    work_sweep(now=Job.objects.get(kind=COMPRESS_JOB).next_attempt_at)
 
     assert window("Mel")[0] == ("system", EN_MEMO + "memo")
     assert "recent compress character=" in caplog.text  # the logs did run
     assert TEST_API_KEY not in caplog.text
-    assert all(TEST_API_KEY not in job.last_error for job in RecentJob.objects.all())
+    assert all(TEST_API_KEY not in job.last_error for job in Job.objects.all())
 
 
 def test_compression_below_threshold_makes_no_call(llm_server):

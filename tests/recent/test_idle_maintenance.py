@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 
 from nekomem.characters.models import Character
+from nekomem.journal.models import Job
 from nekomem.runtime.schedules import registered_schedules
-from recent.models import RecentJob
+from recent.jobs import REVIEW_JOB
 from recent.prompts import MEMO_PREFIX
 from recent.services import idle_maintenance_run
 from tests.recent.scripting import in_own_connection, is_tier, post, summary, unchanged_review, window
@@ -24,7 +25,7 @@ def make_idle(name: str, seconds: float) -> None:
 def test_schedules_are_registered():
     specs = {spec.name: spec for spec in registered_schedules()}
     assert specs["recent-idle-maintenance"].func == "recent.tasks.idle_maintenance"
-    assert specs["recent-jobs-sweep"].func == "recent.tasks.jobs_sweep"
+    assert specs["jobs-sweep"].func == "nekomem.journal.tasks.jobs_sweep"
 
 
 @pytest.mark.django_db
@@ -39,7 +40,7 @@ def test_idle_character_is_compressed_and_reviewed(client, llm_server, django_ca
     assert window("Mel")[0] == ("system", MEMO_PREFIX["en"] + "idle memo")
     assert len(window("Mel")) == 10
     assert [b["model"] for b in llm_server.bodies] == ["test-summary-model", "test-correction-model"]
-    assert RecentJob.objects.get(kind="review").status == "done"
+    assert Job.objects.get(kind=REVIEW_JOB).status == "done"
 
 
 @pytest.mark.django_db
@@ -66,5 +67,5 @@ def test_activity_during_maintenance_stops_it_before_the_review(client, llm_serv
     llm_server.script(chat_resumes_then_answer)
     assert idle_maintenance_run() == 1
     assert window("Mel")[0] == ("system", MEMO_PREFIX["en"] + "idle memo")
-    assert not RecentJob.objects.filter(kind="review").exists()
+    assert not Job.objects.filter(kind=REVIEW_JOB).exists()
     assert len(llm_server.requests) == 1

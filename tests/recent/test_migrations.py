@@ -8,8 +8,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("characters", "0003_recent_next_position"), ("recent", "0004_fk_index_covered")]
-AFTER = [("characters", "0004_recent_state_moved"), ("recent", "0005_window_state")]
+BEFORE = [("characters", "0003_recent_next_position"), ("recent", "0005_recent_jobs_to_kernel_jobs")]
+AFTER = [("characters", "0004_recent_state_moved"), ("recent", "0006_window_state")]
 
 
 def migrate(targets: list[tuple[str, str]]) -> MigrationExecutor:

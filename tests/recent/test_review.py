@@ -9,12 +9,15 @@ import pytest
 from django.utils import timezone
 
 from nekomem.characters.models import Character
+from nekomem.journal.jobs import job_run
+from nekomem.journal.models import Job
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
 from recent.compression import window_compress
-from recent.models import RecentJob, RecentReviewState, RecentWindowState
-from recent.review import Turn, plan_replacements, review_job_run, review_maybe_spawn
+from recent.jobs import REVIEW_JOB
+from recent.models import RecentReviewState, RecentWindowState
+from recent.review import Turn, plan_replacements, review_maybe_spawn
 from tests.recent.factories import RecentReviewStateFactory
-from tests.recent.scripting import dialogue_of, post, summary, window
+from tests.recent.scripting import dialogue_of, post, run_job, summary, window
 from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content, truncated
 
@@ -26,7 +29,7 @@ def seed(client, n: int = 10, name: str = "Mel") -> Character:
     return Character.objects.get(name=name)
 
 
-def spawn_review(character: Character) -> RecentJob:
+def spawn_review(character: Character) -> Job:
     job = review_maybe_spawn(character_id=character.pk)
     assert job is not None
     return job
@@ -42,7 +45,7 @@ def corrected(rows: list[tuple[str, str]]) -> dict:
 def test_review_starts_with_eight_messages_and_five_new_human_ones(client):
     character = seed(client, 10)
     job = spawn_review(character)
-    assert job is not None and job.kind == RecentJob.Kind.REVIEW and job.status == "pending"
+    assert job is not None and job.kind == REVIEW_JOB and job.status == "pending"
     assert review_maybe_spawn(character_id=character.pk) is None  # one already runs (and the interval)
 
 
@@ -100,7 +103,7 @@ def test_review_rewrites_the_matched_slots_through_the_route(
     (body,) = llm_server.bodies
     assert body["model"] == "test-correction-model"
     assert "enable_thinking" not in body and "thinking" not in body  # the model's native default
-    job = RecentJob.objects.get(kind=RecentJob.Kind.REVIEW)
+    job = Job.objects.get(kind=REVIEW_JOB)
     assert (job.status, job.outcome) == ("done", "spliced:1")
     character = Character.objects.get(name="Mel")
     assert RecentWindowState.objects.get(character=character).review_clean
@@ -113,7 +116,7 @@ def test_shorter_correction_replaces_only_the_last_slots(client, llm_server):
     before = window("Mel")
     llm_server.script(json_content(corrected([("human", "edited human"), ("ai", "edited ai")])))
 
-    assert review_job_run(job_id=job.pk) == "spliced:2"
+    assert run_job(job) == ("done", "spliced:2")
     assert window("Mel") == [*before[:-2], ("human", "edited human"), ("ai", "edited ai")]
 
 
@@ -123,7 +126,7 @@ def test_system_role_is_dropped_when_the_snapshot_has_no_memo(client, llm_server
     before = window("Mel")
     llm_server.script(json_content(corrected([("system", "a memo out of nowhere"), ("ai", "edited ai")])))
 
-    assert review_job_run(job_id=job.pk) == "spliced:1"
+    assert run_job(job) == ("done", "spliced:1")
     assert window("Mel") == [*before[:-1], ("ai", "edited ai")]
 
 
@@ -139,7 +142,7 @@ def test_system_role_edits_the_memo_when_the_snapshot_starts_with_it(client, llm
     ]
     llm_server.script(json_content(corrected(rows)))
 
-    assert review_job_run(job_id=job.pk) == "spliced:1"
+    assert run_job(job) == ("done", "spliced:1")
     assert window("Mel")[0] == ("system", "Memo of the earlier conversation: fixed")
 
 
@@ -151,7 +154,8 @@ def test_three_truncations_pause_review_until_the_window_shrinks(client, llm_ser
         job = review_maybe_spawn(character_id=character.pk)
         assert job is not None, f"strike {strike}"
         llm_server.script(truncated('{"explanation": "cut'))
-        assert review_job_run(job_id=job.pk) == "failed"
+        # A truncated reply is not retried: the same prompt would truncate again.
+        assert run_job(job) == ("dead", f"truncated {strike}/3")
         state = RecentReviewState.objects.get(character=character)
         assert state.truncation_strikes == strike
     assert state is not None and state.paused_at_length == 21
@@ -174,9 +178,8 @@ def test_bad_reply_counts_an_attempt_and_changes_nothing(client, llm_server):
     before = window("Mel")
     llm_server.script(json_content({"explanation": "x", "corrected_dialogue": []}))
 
-    assert review_job_run(job_id=job.pk) == "pending"
-    job.refresh_from_db()
-    assert job.attempts == 1 and "LLMBadOutput" in job.last_error
+    assert run_job(job) == ("waiting", "")
+    assert job.attempts == 1 and job.waiting_reason == "backoff" and "LLMBadOutput" in job.last_error
     assert window("Mel") == before
 
 
@@ -184,7 +187,7 @@ def test_review_request_carries_the_dialogue_as_roles(client, llm_server):
     character = seed(client, 10)
     job = spawn_review(character)
     llm_server.script(json_content(corrected([("ai", "x")])))
-    review_job_run(job_id=job.pk)
+    run_job(job)
 
     sent = json.loads(dialogue_of(llm_server.bodies[0]))
     assert sent == [
@@ -251,8 +254,8 @@ def test_cancel_stops_a_pending_review(client):
         "status": "cancelled"
     }
     job.refresh_from_db()
-    assert job.status == "cancelled"
-    assert review_job_run(job_id=job.pk) == "busy"
+    assert (job.status, job.outcome) == ("done", "cancelled")
+    assert job_run(job_id=job.pk) == "busy"
 
 
 def test_review_config_api(client):

@@ -6,19 +6,19 @@ import pytest
 from django.test import Client
 
 from nekomem.characters.models import Character
-from recent.jobs import recent_job_request
-from recent.models import RecentJob, RecentWindowState
-from recent.review import review_job_run
-from tests.recent.scripting import in_own_connection, post, window
+from nekomem.journal.models import Job
+from recent.jobs import REVIEW_JOB, recent_job_request
+from recent.models import RecentWindowState
+from tests.recent.scripting import in_own_connection, post, run_job, window
 from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def review_job(character: Character) -> RecentJob:
+def review_job(character: Character) -> Job:
     # Not enqueued: in these committing tests django-q would run it before the LLM is scripted.
-    job, _ = recent_job_request(character_id=character.pk, kind=RecentJob.Kind.REVIEW, enqueue=False)
+    job, _ = recent_job_request(character_id=character.pk, kind=REVIEW_JOB, enqueue=False)
     return job
 
 
@@ -38,7 +38,7 @@ def test_turns_appended_during_the_review_survive_its_splice(client, llm_server)
         return json_content(fix_last(before, "a tidier last line"))
 
     llm_server.script(append_then_answer)
-    assert review_job_run(job_id=job.pk) == "spliced:1"
+    assert run_job(job) == ("done", "spliced:1")
     assert window("Mel") == [
         *before[:-1],
         (before[-1][0], "a tidier last line"),
@@ -63,7 +63,6 @@ def test_cancel_during_the_call_discards_the_result(client, llm_server):
         return json_content(fix_last(before, "should never be written"))
 
     llm_server.script(cancel_then_answer)
-    assert review_job_run(job_id=job.pk) == "cancelled"
+    assert run_job(job) == ("done", "cancelled")
     assert answers == [{"status": "cancelled"}]
     assert window("Mel") == before
-    assert RecentJob.objects.get(pk=job.pk).status == "cancelled"

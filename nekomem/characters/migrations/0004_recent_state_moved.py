@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("characters", "0003_recent_next_position"),
-        ("recent", "0005_window_state"),
+        ("recent", "0006_window_state"),
     ]
 
     operations = [

@@ -1,15 +1,16 @@
 from django.core.management.base import BaseCommand
 
-from nekomem.journal.services import events_reconcile, outbox_ops_release_leases, outbox_ops_requeue
+from nekomem.journal.jobs import work_restart
+from nekomem.journal.services import events_reconcile
 
 
 class Command(BaseCommand):
-    help = "Startup work before the server and cluster start: reconcile events, replay the outbox."
+    help = "Startup work before the server and cluster start: reconcile events, replay jobs and the outbox."
 
     def handle(self, *args, **options):
         report = events_reconcile()
-        released = outbox_ops_release_leases()
-        requeued = outbox_ops_requeue()
+        restart = work_restart()
         self.stdout.write(
-            f"reconciled {report.applied} events; released {released} stale leases; requeued {requeued} ops"
+            f"reconciled {report.applied} events; released {restart.released} stale leases; "
+            f"requeued {restart.ops} ops and {restart.jobs} jobs"
         )

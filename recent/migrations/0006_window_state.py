@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("characters", "0003_recent_next_position"),
-        ("recent", "0004_fk_index_covered"),
+        ("recent", "0005_recent_jobs_to_kernel_jobs"),
     ]
 
     operations = [
