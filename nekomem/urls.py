@@ -27,3 +27,9 @@ urlpatterns = [
     path("", include("recent.urls")),
     path("", include("recall.urls")),
 ]
+
+# The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).
+handler400 = "nekomem.http.bad_request"
+handler403 = "nekomem.http.permission_denied"
+handler404 = "nekomem.http.page_not_found"
+handler500 = "nekomem.http.server_error"

@@ -34,7 +34,7 @@ from recent.compression import (
     window_hard_cap,
 )
 from recent.jobs import recent_job_cancel, recent_job_request
-from recent.messages import normalise_message
+from recent.messages import normalise_message, window_messages
 from recent.models import RawMessage, RecentJob, RecentMessage
 from recent.review import review_maybe_spawn
 
@@ -191,7 +191,8 @@ def _turn_write(
 ) -> None:
     """The turn's one transaction through the ORM, for a large history and for ``/renew``; the
     caller holds the settle lock and has opened the transaction."""
-    window_count = len(messages) if append_recent else 0
+    window = window_messages(messages) if append_recent else []
+    window_count = len(window)
     # The counter UPDATE carries the activity fields and is the row lock: one statement for all three.
     first = recent_positions_take(
         character_id=character_id,
@@ -200,8 +201,8 @@ def _turn_write(
     )
     if not messages:
         return
-    if append_recent:
-        recent_messages_insert(character_id=character_id, first_position=first, messages=messages)
+    if window:
+        recent_messages_insert(character_id=character_id, first_position=first, messages=window)
     session_id = raw_log_append(character_id=character_id, messages=messages, timestamp=timezone.now())
     payload = _post_turn_payload(messages=messages, session_id=session_id, language=language)
     outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
@@ -271,7 +272,8 @@ class _TurnStatements:
         self.messages = messages
         self.language = language
         self.append_recent = append_recent
-        self.window_count = len(messages) if append_recent else 0
+        self.window = window_messages(messages) if append_recent else []
+        self.window_count = len(self.window)
         self.op_id: UUID | None = None
 
     def _quoted(self, field: str) -> str:
@@ -301,10 +303,9 @@ class _TurnStatements:
         if not self.messages:
             return []
         inserts: list[tuple[str, list[Any]]] = []
-        if self.append_recent:
+        if self.window:
             window = [
-                {"character_id": self.character_id, "type": m["type"], "data": m["data"]}
-                for m in self.messages
+                {"character_id": self.character_id, "type": m["type"], "data": m["data"]} for m in self.window
             ]
             position = column(RecentMessage, "position")
             if source is None:
