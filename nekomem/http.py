@@ -123,13 +123,21 @@ def _error_page(
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return _error_page(
-        request, 400, "invalid_request", "bad request", lambda: defaults.bad_request(request, exception)
+        request,
+        400,
+        "invalid_request",
+        "bad request",
+        lambda: defaults.bad_request(request, exception or ValueError()),
     )
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return _error_page(
-        request, 403, "forbidden", "forbidden", lambda: defaults.permission_denied(request, exception)
+        request,
+        403,
+        "forbidden",
+        "forbidden",
+        lambda: defaults.permission_denied(request, exception or PermissionError()),
     )
 
 

@@ -249,6 +249,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The memory-server routes are plain views; their description is added here (nekomem/wire_schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "nekomem.wire_schema.add_wire_routes",
+    ],
 }
 
 LOGGING = {
