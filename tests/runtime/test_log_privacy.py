@@ -38,7 +38,7 @@ def call(function_path: str) -> None:
 
 def leaked(records: list[logging.LogRecord]) -> list[str]:
     secrets = (SECRET_TEXT, SECRET_REPLY, SECRET_QUERY, TEST_API_KEY, settings.NEKOMEM_API_TOKEN, "四八一五")
-    found = []
+    found: list[str] = []
     for record in records:
         if record.levelno < logging.INFO:
             continue
