@@ -6,6 +6,7 @@ finished; storage can also be blocked for every process through the database row
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import uuid
@@ -17,6 +18,7 @@ from django.db.models import F
 
 from nekomem.runtime.caches import process_caches_forget
 from nekomem.runtime.models import StorageState
+from nekomem.statements import column
 
 logger = logging.getLogger(__name__)
 
@@ -89,10 +91,22 @@ def current_block() -> Block | None:
     """
     if not _ready.is_set():
         return Block(RUNTIME_INITIALIZING)
-    state = StorageState.objects.filter(pk=1).values_list("blocked", "reason", "generation").first()
-    blocked, reason, generation = state or (False, "", 0)  # no row yet: open, never reloaded
+    with connection.cursor() as cursor:
+        cursor.execute(_storage_row_sql(connection.vendor), [1])
+        row = cursor.fetchone()
+    blocked, reason, generation = row or (False, "", 0)  # no row yet: open, never reloaded
     _follow_generation(generation)
     return Block(reason or BLOCKED_AFTER_INIT) if blocked else None
+
+
+@functools.cache
+def _storage_row_sql(vendor: str) -> str:
+    """The one read every request makes, as SQL built once: the ORM spent about 40 times the
+    database's own time building this query anew for each request."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(column(StorageState, name)) for name in ("blocked", "reason", "generation"))
+    table = quote(StorageState._meta.db_table)
+    return f"SELECT {columns} FROM {table} WHERE {quote(column(StorageState, 'id'))} = %s"
 
 
 def _follow_generation(generation: int) -> None:
