@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
 from nekomem.errors import storage_unavailable
@@ -60,17 +62,26 @@ def read_json_object(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
-def read_history_request(request: HttpRequest) -> tuple[Any, str | None]:
-    """Return (input_history, language) from a ``HistoryRequest`` body."""
+def read_history_request(request: HttpRequest, *, required: bool = True) -> tuple[Any, str | None]:
+    """Return (input_history, language) from a ``HistoryRequest`` body.
+
+    ``required=False`` (``/settle``): no body, or no ``input_history``, means no messages.
+    """
     body = read_json_object(request)
     if "input_history" not in body:
+        if not required:
+            return "[]", _language(body)
         raise BadRequestBody("input_history is required")
     if not isinstance(body["input_history"], str):
         raise BadRequestBody("input_history must be a JSON string holding the message list")
+    return body["input_history"], _language(body)
+
+
+def _language(body: dict[str, Any]) -> str | None:
     language = body.get("language")
     if language is not None and not isinstance(language, str):
         raise BadRequestBody("language must be a string")
-    return body["input_history"], language
+    return language
 
 
 def conversation_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -100,3 +111,55 @@ def conversation_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
             return json_error(f"{type(exc).__name__}: internal error", status=200)
 
     return wrapper
+
+
+# --- Django's own error pages, as JSON for the chat server's routes -------------------------------------
+
+# Pages a person opens in a browser keep Django's HTML error pages.
+BROWSER_PREFIXES = ("/admin/", "/memory_browser", "/api/v1/docs")
+
+
+def wants_json_errors(request: HttpRequest) -> bool:
+    return not request.path.startswith(BROWSER_PREFIXES)
+
+
+def _error_page(
+    request: HttpRequest, status: int, error_code: str, message: str, html: Callable[[], HttpResponse]
+) -> HttpResponse:
+    return json_error(message, status=status, error_code=error_code) if wants_json_errors(request) else html()
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(
+        request,
+        400,
+        "invalid_request",
+        "bad request",
+        lambda: defaults.bad_request(request, exception or ValueError()),
+    )
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(
+        request,
+        403,
+        "forbidden",
+        "forbidden",
+        lambda: defaults.permission_denied(request, exception or PermissionError()),
+    )
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(
+        request, 404, "not_found", "no such route", lambda: defaults.page_not_found(request, exception)
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls this while handling the exception, so sys.exc_info names it: a storage outage is
+    # a 503 the caller retries, not a bug.
+    if storage_unavailable(sys.exc_info()[1]):
+        return json_error(
+            "storage is unavailable, try again shortly", status=503, error_code="storage_unavailable"
+        )
+    return _error_page(request, 500, "server_error", "internal error", lambda: defaults.server_error(request))

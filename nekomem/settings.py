@@ -80,6 +80,9 @@ NEKOMEM_THREADS = env_int("NEKOMEM_THREADS", 8)  # view threads per process
 # zero-configuration: the chat server reads var/api_token or both get NEKOMEM_API_TOKEN.
 NEKOMEM_API_TOKEN = os.environ.get("NEKOMEM_API_TOKEN") or _generated_secret("api_token")
 NEKOMEM_MAX_BODY_BYTES = env_int("NEKOMEM_MAX_BODY_BYTES", 8 * 1024 * 1024)
+# The one body limit is ours (BodySizeLimitMiddleware, chunked bodies included); Django's own, 2.5 MiB
+# by default, fired first and turned a body under ours into an error after the view had started.
+DATA_UPLOAD_MAX_MEMORY_SIZE = None
 NEKOMEM_ALLOW_SHUTDOWN = env_bool("NEKOMEM_ALLOW_SHUTDOWN", False)
 NEKOMEM_DEFAULT_LANGUAGE = os.environ.get("NEKOMEM_LANGUAGE", "zh")
 
@@ -103,6 +106,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "nekomem.runtime.middleware.JsonErrorBodyMiddleware",
     "nekomem.runtime.middleware.HostGuardMiddleware",
     "nekomem.runtime.middleware.BodySizeLimitMiddleware",
     "nekomem.runtime.middleware.CrossSiteGuardMiddleware",
@@ -245,6 +249,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The memory-server routes are plain views; their description is added here (nekomem/wire_schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "nekomem.wire_schema.add_wire_routes",
+    ],
 }
 
 LOGGING = {

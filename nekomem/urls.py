@@ -9,8 +9,6 @@ from nekomem.characters.api import CharacterViewSet
 from nekomem.journal.api import JobViewSet
 from nekomem.runtime.api import PowerfulMemoryConfigView
 
-handler500 = "nekomem.error_views.server_error"
-
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
 router.register("jobs", JobViewSet, basename="job")
@@ -31,3 +29,9 @@ urlpatterns = [
     path("", include("recent.urls")),
     path("", include("recall.urls")),
 ]
+
+# The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).
+handler400 = "nekomem.http.bad_request"
+handler403 = "nekomem.http.permission_denied"
+handler404 = "nekomem.http.page_not_found"
+handler500 = "nekomem.http.server_error"

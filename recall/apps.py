@@ -6,7 +6,11 @@ class RecallConfig(AppConfig):
     verbose_name = "Recall and working context"
 
     def ready(self) -> None:
+        from nekomem.runtime.caches import process_cache_register
         from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+        from recall import index_cache
+
+        process_cache_register("recall_indexes", index_cache.clear)
 
         register_schedule(
             ScheduleSpec(

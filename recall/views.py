@@ -28,6 +28,23 @@ def new_dialog(request: HttpRequest, name: str) -> HttpResponse:
     return HttpResponse(body, content_type="text/plain; charset=utf-8")
 
 
+# The deprecated GET kept for old callers: a header, the query, and a pointer to /query_memory.
+_SEARCH_PLACEHOLDER = {
+    "zh": "======{name}试着回想======\n{query}\n\n"
+    "（这个入口的语义记忆已下线，请使用 POST /query_memory/{name}）",
+    "en": "======{name} tries to remember======\n{query}\n\n"
+    "(Semantic memory is offline on this route; use POST /query_memory/{name}.)",
+}
+
+
+@require_GET
+@validated_name
+def search_for_memory(request: HttpRequest, name: str, query: str) -> HttpResponse:
+    language = resolve_language(request.GET.get("language"))
+    body = _SEARCH_PLACEHOLDER[language].format(name=name, query=query)
+    return HttpResponse(body, content_type="text/plain; charset=utf-8")
+
+
 # --- POST /query_memory/{name} (issue 5) -----------------------------------------------------------------
 
 

@@ -9,6 +9,9 @@ from nekomem.http import HistoryParseError  # re-exported for callers
 from nekomem.textproc import message_text as content_text  # one text rule for every layer
 
 MESSAGE_TYPES = ("human", "ai", "system")
+# LangChain types the original stores but never renders: they go to the raw log only, never into
+# the recent window, so no prompt (window, /new_dialog, compression) ever shows them.
+UNRENDERED_TYPES = ("tool", "function", "chat")
 # The chat server sometimes sends role names or class names instead of LangChain types.
 _TYPE_ALIASES = {
     "human": "human",
@@ -19,9 +22,22 @@ _TYPE_ALIASES = {
     "aimessage": "ai",
     "system": "system",
     "systemmessage": "system",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "function": "function",
+    "functionmessage": "function",
+    "chat": "chat",
+    "chatmessage": "chat",
 }
 
-__all__ = ["HistoryParseError", "content_text", "message_text", "normalise_message", "parse_history"]
+__all__ = [
+    "HistoryParseError",
+    "content_text",
+    "message_text",
+    "normalise_message",
+    "parse_history",
+    "window_messages",
+]
 
 
 def _normalise_content(content: Any, index: int) -> Any:
@@ -77,3 +93,8 @@ def parse_history(input_history: Any) -> list[dict[str, Any]]:
 
 def message_text(message: dict[str, Any]) -> str:
     return content_text(message.get("data", {}).get("content"))
+
+
+def window_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages that belong in the recent window: those of the types the prompts render."""
+    return [m for m in messages if m["type"] in MESSAGE_TYPES]

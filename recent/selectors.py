@@ -4,7 +4,7 @@ import hashlib
 import json
 from datetime import datetime
 
-from django.db.models import Max
+from django.db.models import Count, F, Max
 
 from recent.models import RawMessage, RecentMessage
 
@@ -38,3 +38,47 @@ def raw_log_between(
         rows = rows.filter(timestamp__lte=end)
     rows = rows.order_by("timestamp", "id")
     return list(rows[:limit] if limit else rows)
+
+
+def turn_store_problems() -> list[str]:
+    """What a crash or a bad request could have left half-done in the turn store; empty when sound.
+
+    A turn is one transaction: window rows, raw-log rows under one session id, and the post-turn
+    outbox op that names that session and carries the same messages. So every post-turn op must find
+    exactly its messages in the raw log, every raw session written by a turn must have its op, no
+    op may be of a type nothing handles, and the window must sit below the character's position
+    counter (the next turn's rows would collide otherwise). An imported raw log has no ops: check a
+    store that was written by the routes only.
+    """
+    from nekomem.journal.models import OutboxOp
+    from nekomem.journal.registry import outbox_steps_for
+    from recent.services import POST_TURN_OP
+
+    problems: list[str] = []
+    sessions = {
+        (row["character_id"], row["session_id"]): row["rows"]
+        for row in RawMessage.objects.values("character_id", "session_id").annotate(rows=Count("id"))
+    }
+    with_op: set[tuple[int, str]] = set()
+    for op in OutboxOp.objects.only("op_id", "character_id", "type", "payload").iterator():
+        if not outbox_steps_for(op.type):
+            problems.append(f"outbox op {op.op_id}: type {op.type!r} has no registered step")
+        if op.type != POST_TURN_OP:
+            continue
+        key = (op.character_id, str(op.payload.get("session_id", "")))
+        with_op.add(key)
+        expected = len(op.payload.get("messages") or [])
+        if sessions.get(key, 0) != expected:
+            problems.append(
+                f"outbox op {op.op_id}: {expected} messages, {sessions.get(key, 0)} raw rows in its session"
+            )
+    problems.extend(
+        f"raw session {session_id} of character {character_id} has no post-turn op"
+        for character_id, session_id in sessions.keys() - with_op
+    )
+    overflowing = RecentMessage.objects.filter(position__gte=F("character__recent_next_position"))
+    problems.extend(
+        f"window row {row.pk} of character {row.character_id} at or past the position counter"
+        for row in overflowing.only("pk", "character_id")
+    )
+    return problems

@@ -2,13 +2,16 @@ from django.urls import path
 
 from recent import browser, views
 
+# Names are matched as paths so an encoded slash (``..%2Fetc``) reaches the name check and gets its
+# JSON 400 instead of falling through to a 404.
+
 urlpatterns = [
     path("memory_browser", browser.memory_browser, name="memory_browser"),
-    path("cache/<str:name>", views.cache, name="cache"),
-    path("process/<str:name>", views.process, name="process"),
-    path("renew/<str:name>", views.renew, name="renew"),
-    path("settle/<str:name>", views.settle, name="settle"),
-    path("cancel_correction/<str:name>", views.cancel_correction, name="cancel_correction"),
-    path("get_recent_history/<str:name>", views.get_recent_history, name="get_recent_history"),
-    path("last_conversation_gap/<str:name>", views.last_conversation_gap, name="last_conversation_gap"),
+    path("cache/<path:name>", views.cache, name="cache"),
+    path("process/<path:name>", views.process, name="process"),
+    path("renew/<path:name>", views.renew, name="renew"),
+    path("settle/<path:name>", views.settle, name="settle"),
+    path("cancel_correction/<path:name>", views.cancel_correction, name="cancel_correction"),
+    path("get_recent_history/<path:name>", views.get_recent_history, name="get_recent_history"),
+    path("last_conversation_gap/<path:name>", views.last_conversation_gap, name="last_conversation_gap"),
 ]

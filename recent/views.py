@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
@@ -15,9 +17,13 @@ from recent.review import review_cancel
 from recent.selectors import raw_log_last_timestamp
 from recent.services import CompressMode, turn_record
 
+logger = logging.getLogger(__name__)
 
-def _record(request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode) -> int:
-    input_history, language = read_history_request(request)
+
+def _record(
+    request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode, required: bool = True
+) -> int:
+    input_history, language = read_history_request(request, required=required)
     messages = parse_history(input_history)
     turn_record(
         name=name, messages=messages, language=language, append_recent=append_recent, compress=compress
@@ -58,7 +64,8 @@ def renew(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def settle(request: HttpRequest, name: str) -> HttpResponse:
-    _record(request, name, append_recent=False, compress="background")
+    # The chat server's usual settle carries an empty list or nothing at all; both settle.
+    _record(request, name, append_recent=False, compress="background", required=False)
     return json_ok({"status": "settled"})
 
 
@@ -73,8 +80,12 @@ def get_recent_history(request: HttpRequest, name: str) -> HttpResponse:
 @require_GET
 @validated_name
 def last_conversation_gap(request: HttpRequest, name: str) -> HttpResponse:
-    character = character_get(name=name)
-    last = raw_log_last_timestamp(character_id=character.pk) if character else None
+    try:
+        character = character_get(name=name)
+        last = raw_log_last_timestamp(character_id=character.pk) if character else None
+    except Exception:
+        logger.exception("last_conversation_gap failed character=%s", name)
+        return json_ok({"gap_seconds": -1, "error": "server_error"}, status=500)
     if last is None:
         return json_ok({"gap_seconds": -1})
     return json_ok({"gap_seconds": (timezone.now() - last).total_seconds()})

@@ -1,14 +1,16 @@
 from __future__ import annotations
 
 import hmac
+import io
 import ipaddress
 from collections.abc import Callable
+from typing import BinaryIO
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
-from nekomem.http import json_error, json_ok
+from nekomem.http import json_error, json_ok, wants_json_errors
 from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
@@ -33,24 +35,84 @@ def blocked_response(block: Block) -> HttpResponse:
     )
 
 
+def _body_too_large(limit: int) -> HttpResponse:
+    return json_error(f"body over {limit} bytes", status=413, error_code="body_too_large")
+
+
+BODY_READ_CHUNK = 64 * 1024
+
+
+def _read_bounded(stream: BinaryIO, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it grows past ``limit``."""
+    parts: list[bytes] = []
+    size = 0
+    while chunk := stream.read(BODY_READ_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 class BodySizeLimitMiddleware:
-    """Refuse oversized bodies with 413 before anything reads them."""
+    """The one body limit, ``NEKOMEM_MAX_BODY_BYTES``: over it 413 before anything reads the body.
+
+    A chunked body has no Content-Length; the HTTP server hands it on as a stream, and Django would
+    read it as empty (its stream stops at the declared length, 0). It is read here, bounded by the
+    same limit, and handed on with its real length.
+    """
 
     def __init__(self, get_response: Handler) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            return json_ok({"status": "error", "message": "invalid Content-Length"}, status=400)
         limit = settings.NEKOMEM_MAX_BODY_BYTES
+        declared = request.META.get("CONTENT_LENGTH") or ""
+        if not declared and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            body = _read_bounded(request.META["wsgi.input"], limit)
+            if body is None:
+                return _body_too_large(limit)
+            request.META["CONTENT_LENGTH"] = str(len(body))
+            request._stream = io.BytesIO(body)  # type: ignore[attr-defined]
+            return self.get_response(request)
+        try:
+            length = int(declared or 0)
+        except ValueError:
+            return json_error("invalid Content-Length", status=400, error_code="invalid_request")
         if length > limit:
-            return json_ok(
-                {"status": "error", "error_code": "body_too_large", "message": f"body over {limit} bytes"},
-                status=413,
-            )
+            return _body_too_large(limit)
         return self.get_response(request)
+
+
+class JsonErrorBodyMiddleware:
+    """A bodiless error answer (405 from a method check, say) gets a JSON body on the API routes.
+
+    The chat server and API clients read ``message`` from every 4xx; browser pages keep Django's.
+    """
+
+    def __init__(self, get_response: Handler) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code >= 400
+            and not response.streaming
+            and not response.content
+            and wants_json_errors(request)
+        ):
+            answer = json_error(
+                response.reason_phrase, status=response.status_code, error_code=_slug(response.reason_phrase)
+            )
+            for header in ("Allow", "WWW-Authenticate", "Retry-After"):
+                if header in response:
+                    answer[header] = response[header]
+            return answer
+        return response
+
+
+def _slug(phrase: str) -> str:
+    return "_".join(phrase.lower().split())
 
 
 def _is_loopback(address: str) -> bool:

@@ -8,6 +8,8 @@ class StorageState(models.Model):
 
     blocked = models.BooleanField(default=False)
     reason = models.CharField(max_length=200, blank=True)
+    # Bumped by /reload: a process that sees a new value drops its caches before serving.
+    generation = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

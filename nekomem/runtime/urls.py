@@ -5,6 +5,7 @@ from nekomem.runtime import views
 urlpatterns = [
     path("health", views.health, name="health"),
     path("shutdown", views.shutdown, name="shutdown"),
+    path("reload", views.reload, name="reload"),
     path("internal/storage/startup/block", views.storage_startup_block, name="storage_block"),
     path("internal/storage/startup/continue", views.storage_startup_continue, name="storage_continue"),
 ]

@@ -14,7 +14,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
 from nekomem.runtime.middleware import blocked_response
-from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, storage_release
+from nekomem.runtime.state import (
+    INSTANCE_ID,
+    current_block,
+    storage_block,
+    storage_release,
+    storage_reload,
+)
 
 
 @require_GET
@@ -61,3 +67,19 @@ def storage_startup_continue(request: HttpRequest) -> HttpResponse:
     if block is not None:
         return blocked_response(block)
     return json_ok({"ok": True, "limited_mode": False})
+
+
+@csrf_exempt
+@require_POST
+def reload(request: HttpRequest) -> HttpResponse:
+    """Every worker drops its caches and re-reads its configuration before its next request.
+
+    The original rebuilds its managers; here the database is the state, so what a process holds is
+    caches. ``resume_derived_task_names`` in the body is accepted and has nothing to resume.
+    """
+    try:
+        read_json_object(request)
+    except BadRequestBody as exc:
+        return json_error(str(exc), status=422, error_code="invalid_request")
+    generation = storage_reload()
+    return json_ok({"ok": True, "status": "reloaded", "generation": generation})

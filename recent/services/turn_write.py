@@ -24,6 +24,7 @@ from nekomem.characters.services import character_id_for, character_id_forget
 from nekomem.journal.registry import POST_TURN_OP
 from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
 from nekomem.statements import column, database, insert_select_sql, model_field
+from recent.messages import window_messages
 from recent.models import RawMessage, RecentMessage, RecentWindowState
 from recent.services.raw_log import raw_log_append, raw_log_values
 from recent.services.window import recent_messages_insert, recent_positions_take
@@ -57,15 +58,16 @@ def turn_write_orm(
     """The turn's one transaction through the ORM, for a large history and for ``/renew``; the
     caller holds the settle lock and has opened the transaction. ``turn_write_statement`` below
     must write exactly the same rows."""
-    window_count = len(messages) if append_recent else 0
+    window = window_messages(messages) if append_recent else []
+    window_count = len(window)
     lock_character_update(character_id, **_activity_fields(language=language))
     first = recent_positions_take(
         character_id=character_id, count=window_count, clear_review=_clears_review(messages)
     )
     if not messages:
         return
-    if append_recent:
-        recent_messages_insert(character_id=character_id, first_position=first, messages=messages)
+    if window:
+        recent_messages_insert(character_id=character_id, first_position=first, messages=window)
     session_id = raw_log_append(character_id=character_id, messages=messages, timestamp=timezone.now())
     payload = _post_turn_payload(messages=messages, session_id=session_id, language=language)
     outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
@@ -137,7 +139,8 @@ class _TurnStatements:
         self.messages = messages
         self.language = language
         self.append_recent = append_recent
-        self.window_count = len(messages) if append_recent else 0
+        self.window = window_messages(messages) if append_recent else []
+        self.window_count = len(self.window)
         self.op_id: UUID | None = None
 
     def _quote(self, model: type[Model], field: str) -> str:
@@ -191,10 +194,9 @@ class _TurnStatements:
         if not self.messages:
             return []
         inserts: list[tuple[str, list[Any]]] = []
-        if self.append_recent:
+        if self.window:
             window = [
-                {"character_id": self.character_id, "type": m["type"], "data": m["data"]}
-                for m in self.messages
+                {"character_id": self.character_id, "type": m["type"], "data": m["data"]} for m in self.window
             ]
             position = column(RecentMessage, "position")
             if positions is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -14,6 +15,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 STOP_GRACE_SECONDS = 20
+# The cluster's workers finish their task before they exit, however long it runs (an embedding
+# backfill, an LLM call of up to two minutes). Nobody waits for a background task and every one is
+# re-delivered, so after this grace the task is interrupted.
+CLUSTER_STOP_GRACE_SECONDS = 3
 CLUSTER_NICENESS = 10
 # Ctrl-C, a supervisor's stop, and the terminal closing.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -96,6 +101,24 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
+def _stop_children(children: list[subprocess.Popen[bytes]], *, graces: list[int]) -> None:
+    """TERM each child once, give each its grace, then KILL whatever is left of its process group.
+
+    Killing the group, not just the child, matters: the cluster's worker processes are the child's
+    children, and killed alone the child would leave them running their task, orphaned.
+    """
+    for child in children:  # once each: a repeated signal is what hangs granian's shutdown
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    for child, grace in zip(children, graces, strict=True):
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=max(0.1, started + grace - time.monotonic()))
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # its own group (process_group=0 at start)
+        child.wait()
+
+
 class Command(BaseCommand):
     help = "Serve the memory API under granian together with a django-q2 cluster."
 
@@ -129,16 +152,7 @@ class Command(BaseCommand):
             while not stop_requested and all(child.poll() is None for child in children):
                 time.sleep(0.2)
         finally:
-            for child in children:  # once each: a repeated signal is what hangs granian's shutdown
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + STOP_GRACE_SECONDS + 2
-            for child in children:
-                try:
-                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    child.kill()
-                    child.wait()
+            _stop_children(children, graces=[STOP_GRACE_SECONDS, CLUSTER_STOP_GRACE_SECONDS][: len(children)])
         codes = [child.returncode for child in children]
         if any(code not in (0, -signal.SIGTERM, None) for code in codes) and not stop_requested:
             os._exit(1)
