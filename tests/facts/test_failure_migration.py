@@ -10,7 +10,12 @@ from tests.support.migrations import migrate, schema_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("facts", "0002_dedup_tokens_and_pair_record"), ("journal", "0003_work_mechanism")]
+# The character table as it is today: the historical Character of these targets must match it.
+BEFORE = [
+    ("facts", "0002_dedup_tokens_and_pair_record"),
+    ("journal", "0003_work_mechanism"),
+    ("characters", "0004_recent_state_moved"),
+]
 AFTER = [("facts", "0003_failures_to_kernel_jobs")]
 
 

@@ -1,7 +1,7 @@
 """Round trips of POST /cache, the chat hot path: a change that adds a statement fails here.
 
 PostgreSQL writes a turn as one statement that takes both locks; SQLite runs the same UPDATE and
-INSERTs one after another in its immediate transaction (recent/services.py, ``_TurnStatement``).
+INSERTs one after another in its immediate transaction (recent/services/turn_write.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from tests.support.queries import statements_pinned
 
 pytestmark = pytest.mark.django_db
 
-# block check, SAVEPOINT, UPDATE character (row lock + positions), INSERT window, INSERT raw log,
-# INSERT outbox op, RELEASE; PostgreSQL: block check, SAVEPOINT, the one statement, RELEASE.
-CACHE_TURN = {"sqlite": 7, "postgresql": 4}
+# block check, SAVEPOINT, UPDATE character (row lock + activity), UPSERT the window state (positions),
+# INSERT window, INSERT raw log, INSERT outbox op, RELEASE; PostgreSQL: block check, SAVEPOINT, the
+# one statement, RELEASE.
+CACHE_TURN = {"sqlite": 8, "postgresql": 4}
 
 
 def test_a_cache_turn_for_a_known_character(client, django_assert_num_queries):
