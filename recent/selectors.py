@@ -51,8 +51,7 @@ def turn_store_problems() -> list[str]:
     store that was written by the routes only.
     """
     from nekomem.journal.models import OutboxOp
-    from nekomem.journal.registry import outbox_steps_for
-    from recent.services import POST_TURN_OP
+    from nekomem.journal.registry import POST_TURN_OP, outbox_steps_for
 
     problems: list[str] = []
     sessions = {

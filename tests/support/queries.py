@@ -8,8 +8,6 @@ from typing import Any
 
 from django.db import connection
 
-from nekomem.runtime import state
-
 
 @contextmanager
 def statements_pinned(
@@ -17,11 +15,9 @@ def statements_pinned(
 ) -> Iterator[None]:
     """Assert the block's statement count on this backend (``counts`` is keyed by connection vendor).
 
-    The storage-block check runs at most once a second per process; it is made due first, so every
-    pinned count includes it (the first request of each second pays it) and timing cannot move the
-    count. Inside a test's transaction a service's ``atomic`` is a SAVEPOINT / RELEASE pair: it stands
+    Every request reads the storage state once (one prebuilt SELECT), so every pinned count includes
+    it. Inside a test's transaction a service's ``atomic`` is a SAVEPOINT / RELEASE pair: it stands
     for the BEGIN / COMMIT the same request costs in production.
     """
-    state._forget_block_cache()
     with assert_num_queries(counts[connection.vendor]):
         yield
