@@ -1,0 +1,204 @@
+"""The per-character recall index: columns built in one pass, answering hybrid and time queries."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from nekomem.timewindows import TimeWindow
+from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
+from recall.engine.columns import RowStore
+from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
+from recall.engine.fusion import rrf_fuse, score_fuse, top_rows
+from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
+from recall.engine.vectors import VectorBuilder
+
+COARSE_CHUNK = 8192
+RESCORE_ROWS = 1000
+
+
+class RecallIndex:
+    """Everything recall needs for one character's pools, built once and reused until they change.
+
+    Built in one pass over the candidates (an iterator is fine: a 100k-row pool is never held as
+    Python objects), into columns: texts and ids as UTF-8 buffers, times as int64, vectors as float32
+    (≤ ``EXACT_COSINE_ROWS`` rows: exact cosine) or int8 + a 64-d projection (coarse then exact).
+    """
+
+    matrix: np.ndarray | None
+    coarse: np.ndarray | None
+    projection: np.ndarray | None
+    q8: np.ndarray | None
+    q8_scale: np.ndarray | None
+    has_vector: np.ndarray
+
+    def __init__(
+        self,
+        candidates: Iterable[Candidate],
+        *,
+        stop_names: Sequence[str] = (),
+        views: Sequence[str] = ("original", "words"),
+        dim: int | None = None,
+    ) -> None:
+        self.stop_names = tuple(stop_names)
+        self.views = {name: Bm25View(LEXICAL_VIEWS[name], (), self.stop_names) for name in views}
+        self.rows = RowStore()
+        self.matrix = self.coarse = self.projection = self.q8 = self.q8_scale = None
+        vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
+        unvectored = 0  # rows seen before the first vector tells the dimension
+        starts, ends = array("d"), array("d")
+        for c in candidates:
+            # Hard filter (§4.2) before anything is indexed: empty text never becomes a row.
+            if not c.text or not c.text.strip() or c.tier not in TIERS_BM25:
+                continue
+            if vectors is None and c.vector is not None:
+                vectors = VectorBuilder(int(np.asarray(c.vector).reshape(-1).shape[0]))
+                for _ in range(unvectored):
+                    vectors.append(None)
+            self.rows.append(c)
+            for view in self.views.values():
+                view.add(c.text)
+            span = c.event_span()
+            starts.append(span[0].timestamp() if span else math.nan)
+            ends.append(span[1].timestamp() if span else math.nan)
+            if vectors is None:
+                unvectored += 1
+            else:
+                vector = None if c.vector is None else np.asarray(c.vector, dtype=np.float32).reshape(-1)
+                vectors.append(vector)
+        self.rows.strings.freeze()
+        for view in self.views.values():
+            view.freeze()
+        n = len(self.rows)
+        self.span_start = np.frombuffer(starts, dtype=np.float64).copy() if n else np.zeros(0)
+        self.span_end = np.frombuffer(ends, dtype=np.float64).copy() if n else np.zeros(0)
+        self.cosine_pool = self.rows.tiers.mask(TIERS_COSINE)
+        if vectors is None:
+            vectors = VectorBuilder(0)
+            for _ in range(unvectored):
+                vectors.append(None)
+        self.dim = vectors.dim
+        vectors.build(self)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Every row as a record (tests and small tools; queries rebuild only their hits)."""
+        return [self.rows.candidate(i) for i in range(len(self.rows))]
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate bytes held by the index's arrays and buffers."""
+        arrays = (self.matrix, self.coarse, self.projection, self.q8, self.q8_scale, self.has_vector)
+        total = sum(a.nbytes for a in arrays if a is not None)
+        total += self.span_start.nbytes + self.span_end.nbytes + self.cosine_pool.nbytes
+        total += sum(v.nbytes for v in self.views.values())
+        return total + self.rows.strings.nbytes
+
+    @staticmethod
+    def _floors(config: RecallConfig) -> dict[str, float]:
+        floors = {f"bm25:{name}": 0.0 for name, _ in config.lexical}
+        floors["cosine"] = config.cosine_threshold
+        return floors
+
+    def _cosine(self, q: np.ndarray, pool: np.ndarray, also: list[int]) -> np.ndarray:
+        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1)."""
+        if self.matrix is not None:
+            return self.matrix @ q
+        assert self.coarse is not None and self.projection is not None
+        assert self.q8 is not None and self.q8_scale is not None
+        projected = q @ self.projection
+        approx = np.empty(self.coarse.shape[0], dtype=np.float32)
+        for start in range(0, approx.size, COARSE_CHUNK):  # int8 → float32 a cache-sized block at a time
+            block = self.coarse[start : start + COARSE_CHUNK].astype(np.float32)
+            approx[start : start + COARSE_CHUNK] = block @ projected
+        approx[~pool] = -np.inf
+        take = min(RESCORE_ROWS, approx.size)
+        rows = np.argpartition(approx, approx.size - take)[approx.size - take :]
+        rows = np.union1d(rows, np.asarray(also, dtype=np.int64))
+        scores = np.full(approx.shape, -1.0, dtype=np.float32)
+        scores[rows] = (self.q8[rows].astype(np.float32) @ q) * self.q8_scale[rows]
+        return scores
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # --- time ----------------------------------------------------------------------------------------
+
+    def in_window(self, window: TimeWindow) -> np.ndarray:
+        """Rows whose event span overlaps ``[start, end)``; rows without a timestamp never do."""
+        start, end = window.start.timestamp(), window.end.timestamp()
+        with np.errstate(invalid="ignore"):
+            return (self.span_start < end) & (self.span_end >= start)
+
+    def by_time(self, window: TimeWindow, *, limit: int = RESULT_CAP) -> list[Hit]:
+        """§4.5 ``recall_by_time``: inside first, then by distance to the window, then newest start."""
+        start, end = window.start.timestamp(), window.end.timestamp()
+        dated = np.flatnonzero(~np.isnan(self.span_start))
+        if dated.size == 0:
+            return []
+        s, e = self.span_start[dated], self.span_end[dated]
+        inside = (s < end) & (e >= start)
+        distance = np.where(inside, 0.0, np.maximum(s - end, 0.0) + np.maximum(start - e, 0.0))
+        order = np.lexsort((-s, distance, ~inside))[:limit]
+        return [Hit(candidate=self.rows.candidate(int(dated[i])), score=None) for i in order]
+
+    # --- hybrid --------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        config: RecallConfig = DEFAULT,
+        query_vector: np.ndarray | None = None,
+        window: TimeWindow | None = None,
+    ) -> list[Hit]:
+        """Hybrid recall; ``window`` hard-filters every pool first (query + time routing)."""
+        if not query.strip() or not len(self.rows):
+            return []
+        allowed = np.ones(len(self.rows), dtype=bool)
+        if window is not None:
+            allowed &= self.in_window(window)
+            if not allowed.any():
+                return []
+        rankings: dict[str, list[int]] = {}
+        weights: dict[str, float] = {}
+        path_scores: dict[str, np.ndarray] = {}
+        if config.use_lexical:
+            for view_name, weight in config.lexical:
+                view = self.views.get(view_name)
+                if view is None:
+                    texts = self.rows.strings.column(1)
+                    view = self.views[view_name] = Bm25View(LEXICAL_VIEWS[view_name], texts, self.stop_names)
+                scores = view.scores(query)
+                path = f"bm25:{view_name}"
+                rankings[path] = top_rows(scores, allowed, config.bm25_threshold, config.per_path)
+                weights[path] = weight
+                path_scores[path] = scores
+        if config.use_vectors and query_vector is not None and self.has_vector.any():
+            q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+            if q.shape[0] == self.dim:
+                q = q / max(float(np.linalg.norm(q)), 1e-12)
+                pool = allowed & self.cosine_pool & self.has_vector
+                lexical_rows = [row for rows in rankings.values() for row in rows]
+                scores = self._cosine(q, pool, lexical_rows)
+                rankings["cosine"] = top_rows(scores, pool, config.cosine_threshold, config.per_path)
+                weights["cosine"] = config.vector_weight
+                path_scores["cosine"] = scores
+        if config.fusion == "score":
+            fused = score_fuse(rankings, path_scores, weights=weights, floors=self._floors(config))
+        else:
+            fused = rrf_fuse(rankings, k=config.rrf_k, weights=weights)
+        fused = fused[: config.total]
+        positions = {path: {row: r for r, row in enumerate(rows, start=1)} for path, rows in rankings.items()}
+        hits = []
+        for row, score in fused:
+            paths = {
+                path: PathHit(rank=ranks[row], score=float(path_scores[path][row]))
+                for path, ranks in positions.items()
+                if row in ranks
+            }
+            hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
+        return hits

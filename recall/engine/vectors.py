@@ -1,0 +1,94 @@
+"""Vector storage of an index: float32 rows for small pools, int8 rows plus a coarse projection for large."""
+
+from __future__ import annotations
+
+from array import array
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from recall.engine.index import RecallIndex
+
+EXACT_COSINE_ROWS = 20_000  # above this, cosine is coarse-then-exact (see RecallIndex.__init__)
+COARSE_DIM = 64
+
+
+class VectorBuilder:
+    """Collects unit vectors row by row; small pools stay float32 (exact cosine), large ones become int8
+    rows with a per-row scale plus a 64-d float32 projection for the coarse pass."""
+
+    CHUNK = 4096
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.has = array("b")
+        self._buffer = np.zeros((self.CHUNK, dim), dtype=np.float32) if dim else np.zeros((0, 0), np.float32)
+        self._filled = 0
+        self._exact: list[np.ndarray] = []  # float32 chunks, kept while the pool is small
+        self._q8: list[np.ndarray] = []
+        self._scale: list[np.ndarray] = []
+        self.count = 0
+
+    def append(self, vector: np.ndarray | None) -> None:
+        ok = vector is not None and self.dim > 0 and vector.shape == (self.dim,)
+        self.has.append(1 if ok else 0)
+        if not self.dim:
+            return
+        if ok:
+            self._buffer[self._filled] = vector
+            self.count += 1
+        else:
+            self._buffer[self._filled] = 0.0
+        self._filled += 1
+        if self._filled == self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._filled:
+            return
+        rows = self._buffer[: self._filled].copy()
+        self._filled = 0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        rows /= np.maximum(norms, 1e-12)
+        if self.count <= EXACT_COSINE_ROWS:
+            self._exact.append(rows)
+        else:
+            self._exact.clear()
+        # int8 with a per-row scale: cosine error ≈ 1e-3, far below the gaps that decide a top-20.
+        scale = np.maximum(np.abs(rows).max(axis=1), 1e-12) / 127.0
+        self._q8.append(np.rint(rows / scale[:, None]).astype(np.int8))
+        self._scale.append(scale.astype(np.float32))
+
+    def build(self, index: RecallIndex) -> None:
+        self._flush()
+        self._buffer = np.zeros((0, 0), np.float32)
+        n = len(self.has)
+        index.has_vector = np.frombuffer(self.has, dtype=np.int8).astype(bool) if n else np.zeros(0, bool)
+        if self.count <= EXACT_COSINE_ROWS:
+            index.matrix = np.concatenate(self._exact) if self._exact else np.zeros((n, self.dim), np.float32)
+            self._q8.clear()
+            return
+        q8, scale = np.concatenate(self._q8), np.concatenate(self._scale)
+        self._q8.clear()
+        self._scale.clear()
+        # The top principal directions of a sample of the vectors.
+        valid = np.flatnonzero(index.has_vector)
+        sample = valid[:: max(1, valid.size // 20_000)]
+        x = q8[sample].astype(np.float32) * scale[sample, None]
+        # Right singular vectors of the sample = eigenvectors of its Gram matrix (dim × dim): ~50× faster.
+        eigenvalues, eigenvectors = np.linalg.eigh((x.T @ x).astype(np.float64))
+        top = np.argsort(eigenvalues)[::-1][:COARSE_DIM]
+        projection = np.ascontiguousarray(eigenvectors[:, top].astype(np.float32))
+        coarse = np.empty((n, projection.shape[1]), dtype=np.float32)
+        for start in range(0, n, self.CHUNK):
+            part = slice(start, start + self.CHUNK)
+            coarse[part] = (q8[part].astype(np.float32) * scale[part, None]) @ projection
+        # The projection kept as int8 too, one scale per direction (the directions' spreads differ a lot):
+        # a quarter of the memory for ~6 ms more per query at 100k rows, well inside the budget.
+        column_scale = np.maximum(np.abs(coarse).max(axis=0), 1e-12) / 127.0
+        index.projection = np.ascontiguousarray(projection * column_scale[None, :].astype(np.float32))
+        index.coarse = np.rint(coarse / column_scale[None, :]).astype(np.int8)
+        del coarse
+        index.matrix = None
+        index.q8, index.q8_scale = q8, scale
