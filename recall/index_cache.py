@@ -1,9 +1,12 @@
-"""Per-process cache of recall indexes, one per character, keyed on ``Character.memory_version``.
+"""Per-process cache of recall indexes, one per character, kept up to date by the memory-change log.
 
-Every write to recallable memory bumps the version in the database (``character_memory_changed``), so a
-process compares one integer per request and rebuilds only when any process changed that character's
-memories. The version is read *before* the pools, so a change committed during a build makes the next
-request rebuild rather than be missed.
+Every write to recallable memory bumps ``Character.memory_version`` and logs the rows it touched
+(``character_memory_changed``). A request compares the version it read with the one its cached index
+reflects; when they differ it reads the log after the index's version and applies just those rows
+(appends, edits, deletes, new vectors), so a change costs a query the rows that changed, whichever
+process wrote it. Only a change without detail (an import) or a pruned log makes a request rebuild.
+Tombstones and appended rows accumulate; past ``COMPACT_FRACTION`` of the index a rebuild runs on a
+background thread while the old index keeps serving, then catches up with the log and takes its place.
 """
 
 from __future__ import annotations
@@ -11,29 +14,39 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+
+from django.db import close_old_connections, connection
 
 from nekomem.embeddings import Embedder
 from nekomem.embeddings.service import trim_heap
 from recall.engine import RecallIndex
-from recall.selectors import character_memory_version, recall_pools
+from recall.selectors import RECALL_POOLS, character_memory_version, memory_changes_since, recall_pools
 
 logger = logging.getLogger(__name__)
 
 MAX_CHARACTERS = 32  # indexes kept per process (least recently used dropped first)
+MAX_DELTA_ROWS = 20_000  # a longer delta is read as a rebuild
+COMPACT_FRACTION = 0.25  # rebuild in the background once this share of the rows changed since the build
+COMPACT_MIN_ROWS = 2_000
+
+# What this process did, for tests and ``explain``: full builds (on a request or in the background),
+# deltas applied and the rows they carried.
+counters: Counter[str] = Counter()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Entry:
     version: int
     model_id: str | None
     stop_names: tuple[str, ...]
     index: RecallIndex
+    compacting: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
 
-    @property
-    def key(self) -> tuple[int, str | None, tuple[str, ...]]:
-        return (self.version, self.model_id, self.stop_names)
+    def serves(self, model_id: str | None, stop_names: tuple[str, ...]) -> bool:
+        return self.model_id == model_id and self.stop_names == stop_names
 
 
 _cache: OrderedDict[int, _Entry] = OrderedDict()
@@ -44,7 +57,7 @@ _build_locks: dict[int, threading.Lock] = {}
 def recall_index(
     *, character_id: int, stop_names: list[str], embedder: Embedder | None, version: int | None = None
 ) -> RecallIndex:
-    """The character's index, rebuilt when its memory version or the vector model changed.
+    """The character's index, brought up to ``version`` (by the logged rows, or rebuilt).
 
     ``version`` is the ``memory_version`` the caller read (before this call) with the character;
     without it, it is read here.
@@ -55,40 +68,153 @@ def recall_index(
         return RecallIndex([])
     model_id = embedder.model_id if embedder is not None else None
     names = tuple(stop_names)
-    key = (version, model_id, names)
     with _lock:
         entry = _cache.get(character_id)
-        if entry is not None and entry.key == key:
+        if entry is not None:
             _cache.move_to_end(character_id)
+    if entry is not None and entry.serves(model_id, names):
+        if entry.version >= version:
             return entry.index
+        with entry.lock:
+            if entry.version >= version or _catch_up(entry, character_id=character_id, embedder=embedder):
+                _maybe_compact(entry, character_id=character_id, embedder=embedder)
+                return entry.index
+    with _lock:
         build_lock = _build_locks.setdefault(character_id, threading.Lock())
     # One build per character at a time; concurrent requests wait and reuse it.
     with build_lock:
         with _lock:
             entry = _cache.get(character_id)
-            if entry is not None and entry.key == key:
-                return entry.index
-        started = time.monotonic()
-        index = RecallIndex(
-            recall_pools(character_id=character_id, embedder=embedder),
+        if entry is not None and entry.serves(model_id, names) and entry.version >= version:
+            return entry.index
+        fresh = _build(
+            character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
+        )
+        _store(character_id, fresh)
+    return fresh.index
+
+
+def _build(
+    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int, why: str
+) -> _Entry:
+    started = time.monotonic()
+    index = RecallIndex(
+        recall_pools(character_id=character_id, embedder=embedder),
+        stop_names=stop_names,
+        dim=embedder.dim if embedder is not None else None,
+    )
+    trim_heap()  # the build's temporaries, or a large index keeps them resident
+    counters["full_builds"] += 1
+    counters[f"full_builds_{why}"] += 1
+    logger.info(
+        "recall index built character=%s rows=%d version=%d why=%s ms=%d mb=%.1f",
+        character_id,
+        len(index),
+        version,
+        why,
+        (time.monotonic() - started) * 1000,
+        index.nbytes / 1e6,
+    )
+    model_id = embedder.model_id if embedder is not None else None
+    return _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+
+
+def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
+    with _lock:
+        current = _cache.get(character_id)
+        newer = (
+            current is not None
+            and current.serves(entry.model_id, entry.stop_names)
+            and current.version > entry.version
+        )
+        if newer and not replace:
+            return  # another thread stored a newer one meanwhile
+        _cache[character_id] = entry
+        _cache.move_to_end(character_id)
+        while len(_cache) > MAX_CHARACTERS:
+            _cache.popitem(last=False)
+
+
+def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+    """Apply the logged changes after the entry's version; False when only a rebuild is safe."""
+    started = time.monotonic()
+    changes = memory_changes_since(character_id=character_id, version=entry.version)
+    if not changes.complete:
+        return False
+    size = sum(len(keys) for keys in changes.rows.values()) + sum(
+        len(keys) for keys in changes.vectors.values()
+    )
+    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in (*changes.rows, *changes.vectors)):
+        return False
+    for pool, reader in RECALL_POOLS.items():
+        changed = changes.rows.get(pool, set())
+        vector_keys = changes.vectors.get(pool, set()) - changed
+        if not changed and not vector_keys:
+            continue
+        current = {
+            c.key: c
+            for c in reader(character_id=character_id, embedder=embedder, keys=changed | vector_keys)
+            if c.key is not None
+        }
+        entry.index.apply(
+            pool=pool,
+            upserts=[current[key] for key in sorted(changed) if key in current],
+            removed=[key for key in changed if key not in current],
+            vectors={key: current[key].vector for key in vector_keys if key in current},
+        )
+    entry.version = changes.through
+    counters["deltas"] += 1
+    counters["delta_rows"] += size
+    logger.info(
+        "recall index caught up character=%s rows=%d version=%d ms=%.1f",
+        character_id,
+        size,
+        entry.version,
+        (time.monotonic() - started) * 1000,
+    )
+    return True
+
+
+def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> None:
+    """Rebuild on a background thread once enough rows changed; the old index serves meanwhile."""
+    index = entry.index
+    if entry.compacting or index.changed_rows < max(COMPACT_MIN_ROWS, COMPACT_FRACTION * len(index)):
+        return
+    entry.compacting = True
+    threading.Thread(
+        target=_compact,
+        kwargs={"character_id": character_id, "embedder": embedder, "stop_names": entry.stop_names},
+        name=f"recall-compact-{character_id}",
+        daemon=True,
+    ).start()
+
+
+def _compact(*, character_id: int, embedder: Embedder | None, stop_names: tuple[str, ...]) -> None:
+    try:
+        version = character_memory_version(character_id=character_id)
+        if version is None:
+            return
+        fresh = _build(
+            character_id=character_id,
             stop_names=stop_names,
-            dim=embedder.dim if embedder is not None else None,
+            embedder=embedder,
+            version=version,
+            why="compaction",
         )
-        trim_heap()  # the build's temporaries, or a large index keeps them resident
-        logger.info(
-            "recall index built character=%s rows=%d version=%d ms=%d mb=%.1f",
-            character_id,
-            len(index),
-            version,
-            (time.monotonic() - started) * 1000,
-            index.nbytes / 1e6,
-        )
+        with fresh.lock:
+            _catch_up(fresh, character_id=character_id, embedder=embedder)
+        # Its version says what it holds, so even one a little behind the one it replaces is correct:
+        # the next request catches it up.
+        _store(character_id, fresh, replace=True)
+    except Exception:
+        logger.exception("recall index compaction failed character=%s", character_id)
         with _lock:
-            _cache[character_id] = _Entry(version=version, model_id=model_id, stop_names=names, index=index)
-            _cache.move_to_end(character_id)
-            while len(_cache) > MAX_CHARACTERS:
-                _cache.popitem(last=False)
-        return index
+            entry = _cache.get(character_id)
+            if entry is not None:
+                entry.compacting = False
+    finally:
+        close_old_connections()
+        connection.close()
 
 
 def clear() -> None:

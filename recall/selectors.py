@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from facts.models import Fact
-from nekomem.characters.models import Character
+from facts.models import RECALL_POOL, Fact
+from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, text_fingerprint
 from recall.engine import Candidate
 
@@ -46,26 +46,29 @@ def decode_vector16(stored: str, dim: int) -> np.ndarray | None:
     return arr if np.isfinite(arr).all() else None
 
 
-def fact_candidates(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
-    """Active facts (tier ``fact``, BM25 + cosine) and archived ones (``fact_archive``, BM25 only)."""
-    rows = (
-        Fact.objects.filter(character_id=character_id)
-        .order_by("pk")
-        .values_list(
-            "fact_id",
-            "text",
-            "entity",
-            "archived",
-            "created_at",
-            "event_start_at",
-            "event_end_at",
-            "embedding",
-            "embedding_text_sha256",
-            "embedding_model_id",
-            "extra",
-        )
+def fact_candidates(
+    *, character_id: int, embedder: Embedder | None, keys: Collection[int] | None = None
+) -> Iterator[Candidate]:
+    """Active facts (tier ``fact``, BM25 + cosine) and archived ones (``fact_archive``, BM25 only);
+    with ``keys``, only the facts of those primary keys (the rows a memory change names)."""
+    facts = Fact.objects.filter(character_id=character_id)
+    if keys is not None:
+        facts = facts.filter(pk__in=list(keys))
+    rows = facts.order_by("pk").values_list(
+        "pk",
+        "fact_id",
+        "text",
+        "entity",
+        "archived",
+        "created_at",
+        "event_start_at",
+        "event_end_at",
+        "embedding",
+        "embedding_text_sha256",
+        "embedding_model_id",
+        "extra",
     )
-    for fid, text, entity, archived, created, start, end, vec, sha, model, extra in rows.iterator(
+    for pk, fid, text, entity, archived, created, start, end, vec, sha, model, extra in rows.iterator(
         chunk_size=CHUNK
     ):
         if not text or not text.strip():
@@ -86,18 +89,54 @@ def fact_candidates(*, character_id: int, embedder: Embedder | None) -> Iterator
             subject_kind=extra.get("subject_kind"),
             subject_id=extra.get("subject_id"),
             scope=extra.get("scope"),
+            pool=RECALL_POOL,
+            key=pk,
         )
 
 
 PoolReader = Callable[..., Iterator[Candidate]]
-# One line per recallable layer. Reflections: add their reader here (tiers "reflection").
-RECALL_POOLS: tuple[PoolReader, ...] = (fact_candidates,)
+# One line per recallable layer, by the pool name its writes log (``character_memory_changed``).
+# Reflections: add their reader here (tiers "reflection").
+RECALL_POOLS: dict[str, PoolReader] = {RECALL_POOL: fact_candidates}
 
 
 def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
     """Every pool's candidates, streamed: the index consumes them one by one (no 100k-row list)."""
-    for reader in RECALL_POOLS:
+    for reader in RECALL_POOLS.values():
         yield from reader(character_id=character_id, embedder=embedder)
+
+
+@dataclass(frozen=True)
+class MemoryChanges:
+    """The logged changes after a version: which rows of which pool, and up to which version."""
+
+    through: int  # the last version read (the caller's position afterwards)
+    complete: bool  # False: a bump without detail or a pruned stretch of the log; only a rebuild is safe
+    rows: dict[str, set[int]]  # pool → keys whose row changed (or went)
+    vectors: dict[str, set[int]]  # pool → keys whose vector alone changed
+
+
+def memory_changes_since(*, character_id: int, version: int) -> MemoryChanges:
+    """The memory-change log of one character after ``version`` (one indexed range read)."""
+    rows: dict[str, set[int]] = {}
+    vectors: dict[str, set[int]] = {}
+    seen: set[int] = set()
+    complete = True
+    for at, pool, key, vector_only in (
+        MemoryChange.objects.filter(character_id=character_id, version__gt=version)
+        .order_by()
+        .values_list("version", "pool", "row", "vector_only")
+        .iterator(chunk_size=CHUNK)
+    ):
+        seen.add(at)
+        if not pool:
+            complete = False
+        elif key is not None:
+            (vectors if vector_only else rows).setdefault(pool, set()).add(key)
+    through = max(seen, default=version)
+    # Every bump logs at least one row, so a missing version means the log was pruned there.
+    complete = complete and len(seen) == through - version
+    return MemoryChanges(through=through, complete=complete, rows=rows, vectors=vectors)
 
 
 def character_by_name(*, name: str) -> Character | None:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from nekomem.embeddings import EmbeddingError, get_embedder
 from nekomem.timewindows import TimeWindow, parse_time_window
-from recall import engine
+from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
 from recall.selectors import recall_character
@@ -118,6 +118,9 @@ def recall_query(*, name: str, request: RecallRequest, now: datetime | None = No
             hits = index.search(query, config=config, query_vector=qvec, window=window)
         hits = _subject_filter(hits, request.subjects)
     body["results"] = [hit_row(h, explain=request.explain) for h in hits]
+    if request.explain:
+        # What this process's index cache has done so far: tests across processes read it here.
+        body["index"] = {name: index_cache.counters[name] for name in ("full_builds", "deltas", "delta_rows")}
     body["candidates_total"] = candidates_total
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     logger.info(

@@ -29,6 +29,8 @@ class StringColumn:
 
     def append(self, *values: str) -> None:
         assert len(values) == self.fields
+        if self._rows % self.BLOCK and not self._pending:
+            self._reopen()
         for value in values:
             self._pending += value.encode("utf-8", "surrogatepass")
             self._ends.append(len(self._pending))
@@ -41,8 +43,15 @@ class StringColumn:
         self._block_ends.append(len(self._blob))
         self._pending = bytearray()
 
+    def _reopen(self) -> None:
+        """Take the sealed partial last block back into the pending buffer (rows added after freeze)."""
+        last = len(self._block_ends) - 1
+        self._pending = bytearray(self._block(last))
+        del self._blob[(self._block_ends[last - 1] if last else 0) :]
+        self._block_ends.pop()
+
     def freeze(self) -> None:
-        if self._rows % self.BLOCK:
+        if self._pending:
             self._seal()
         self._blob = bytearray(self._blob)  # drops the growth slack
 
@@ -129,6 +138,9 @@ class Codes:
         return np.isin(codes, [c for v, c in self._index.items() if v in wanted])
 
 
+NO_KEY = -(2**63)
+
+
 class RowStore:
     """What a hit shows about its row, stored column-wise; ``candidate(row)`` rebuilds the record."""
 
@@ -140,6 +152,8 @@ class RowStore:
         self.starts = TimeColumn()
         self.ends = TimeColumn()
         self.rare: dict[int, tuple[str | None, str | None, str | None, float]] = {}  # subject/scope/evidence
+        self.pools = Codes()
+        self.keys = array("q")  # NO_KEY when the row has none
 
     def append(self, c: Candidate) -> None:
         row = len(self.strings)
@@ -149,6 +163,8 @@ class RowStore:
         self.created.append(c.created_at)
         self.starts.append(c.event_start_at)
         self.ends.append(c.event_end_at)
+        self.pools.append(c.pool)
+        self.keys.append(NO_KEY if c.key is None else c.key)
         if c.subject_kind is not None or c.subject_id is not None or c.scope is not None or c.evidence_score:
             self.rare[row] = (c.subject_kind, c.subject_id, c.scope, c.evidence_score)
 
@@ -167,6 +183,8 @@ class RowStore:
             subject_id=subject,
             scope=scope,
             evidence_score=evidence,
+            pool=self.pools[row],
+            key=None if self.keys[row] == NO_KEY else self.keys[row],
         )
 
     def __len__(self) -> int:

@@ -44,8 +44,11 @@ def score_fuse(
     return sorted(fused.items(), key=lambda item: -item[1])
 
 
-def top_rows(scores: np.ndarray, allowed: np.ndarray, threshold: float, limit: int) -> list[int]:
-    """Row numbers of the best ``limit`` scores ≥ threshold (and > 0) among allowed rows; ties by row."""
+def top_rows(
+    scores: np.ndarray, allowed: np.ndarray, threshold: float, limit: int, *, order: np.ndarray | None = None
+) -> list[int]:
+    """Row numbers of the best ``limit`` scores ≥ threshold (and > 0) among allowed rows; ties by
+    ``order`` (the rows' keys), else by row."""
     keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
     if keep.size == 0 or limit <= 0:
         return []
@@ -53,5 +56,6 @@ def top_rows(scores: np.ndarray, allowed: np.ndarray, threshold: float, limit: i
         # Partial selection first: sorting every matching row costs more than scoring them at 100k.
         cut = np.partition(scores[keep], keep.size - limit)[keep.size - limit]
         keep = keep[scores[keep] >= cut]
-    order = keep[np.lexsort((keep, -scores[keep]))]
-    return order[:limit].tolist()
+    ties = keep if order is None else order[keep]
+    ranked = keep[np.lexsort((ties, -scores[keep]))]
+    return ranked[:limit].tolist()

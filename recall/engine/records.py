@@ -27,6 +27,8 @@ class Candidate:
     subject_id: str | None = None
     scope: str | None = None
     evidence_score: float = 0.0
+    pool: str = ""  # the layer the row comes from (``facts.models.RECALL_POOL``…), for changes by key
+    key: int | None = None  # its primary key in that pool: changes find the row by it, ties rank by it
 
     def event_span(self) -> tuple[datetime, datetime] | None:
         """§4.5: [start, end]; one end alone stands for both; neither → created_at; else None."""
