@@ -16,13 +16,21 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import Embedder
 from nekomem.embeddings.service import trim_heap
 from recall.engine import RecallIndex
-from recall.selectors import RECALL_POOLS, character_memory_version, memory_changes_since, recall_pools
+from recall.selectors import (
+    RECALL_POOLS,
+    character_incarnation,
+    character_memory_version,
+    memory_changes_since,
+    recall_pools,
+)
+from recall.snapshots import snapshot_path, snapshot_read, snapshot_write
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +51,9 @@ class _Entry:
     stop_names: tuple[str, ...]
     index: RecallIndex
     compacting: bool = False
+    saving: bool = False
+    saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
+    saved_changes: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
 
     def serves(self, model_id: str | None, stop_names: tuple[str, ...]) -> bool:
@@ -87,11 +98,42 @@ def recall_index(
             entry = _cache.get(character_id)
         if entry is not None and entry.serves(model_id, names) and entry.version >= version:
             return entry.index
-        fresh = _build(
-            character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
-        )
+        fresh = _load(character_id=character_id, stop_names=names, embedder=embedder)
+        if fresh is None:
+            fresh = _build(
+                character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
+            )
         _store(character_id, fresh)
     return fresh.index
+
+
+def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple[str, ...]) -> Path | None:
+    incarnation = character_incarnation(character_id=character_id)
+    if incarnation is None:
+        return None
+    return snapshot_path(
+        character_id=character_id, incarnation=incarnation, model_id=model_id, stop_names=stop_names
+    )
+
+
+def _load(*, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None) -> _Entry | None:
+    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
+    model_id = embedder.model_id if embedder is not None else None
+    path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
+    saved = snapshot_read(path) if path is not None else None
+    if saved is None:
+        return None
+    version, index = saved
+    entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
+    with entry.lock:
+        if not _catch_up(entry, character_id=character_id, embedder=embedder):
+            return None
+    counters["snapshot_loads"] += 1
+    logger.info(
+        "recall index loaded character=%s rows=%d version=%d", character_id, len(index), entry.version
+    )
+    return entry
 
 
 def _build(
@@ -116,7 +158,18 @@ def _build(
         index.nbytes / 1e6,
     )
     model_id = embedder.model_id if embedder is not None else None
-    return _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    _save(entry, character_id=character_id)
+    return entry
+
+
+def _save(entry: _Entry, *, character_id: int) -> None:
+    path = _snapshot_path(character_id=character_id, model_id=entry.model_id, stop_names=entry.stop_names)
+    if path is not None:
+        version = entry.version  # read before the index is taken: never newer than what it holds
+        entry.saved_fills = entry.index.filled_vectors
+        entry.saved_changes = entry.index.changed_rows
+        snapshot_write(path, version=version, index=entry.index)
 
 
 def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
@@ -176,8 +229,19 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
 
 
 def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> None:
-    """Rebuild on a background thread once enough rows changed; the old index serves meanwhile."""
+    """Rebuild on a background thread once enough rows changed; the old index serves meanwhile.
+    Short of that, save it again once enough changed since the last save (the backfill's vectors), so
+    a restart does not replay them."""
     index = entry.index
+    unsaved = index.filled_vectors - entry.saved_fills + index.changed_rows - entry.saved_changes
+    if not entry.saving and unsaved >= max(COMPACT_MIN_ROWS, COMPACT_FRACTION * len(index)):
+        entry.saving = True
+        threading.Thread(
+            target=_save_in_background,
+            kwargs={"entry": entry, "character_id": character_id},
+            name=f"recall-save-{character_id}",
+            daemon=True,
+        ).start()
     if entry.compacting or index.changed_rows < max(COMPACT_MIN_ROWS, COMPACT_FRACTION * len(index)):
         return
     entry.compacting = True
@@ -214,6 +278,16 @@ def _compact(*, character_id: int, embedder: Embedder | None, stop_names: tuple[
                 entry.compacting = False
     finally:
         close_old_connections()
+        connection.close()
+
+
+def _save_in_background(*, entry: _Entry, character_id: int) -> None:
+    try:
+        _save(entry, character_id=character_id)
+    except Exception:
+        logger.exception("recall snapshot failed character=%s", character_id)
+    finally:
+        entry.saving = False
         connection.close()
 
 

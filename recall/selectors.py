@@ -169,3 +169,9 @@ def character_memory_version(*, character_id: int) -> int | None:
     """One indexed lookup per request: the version the recall cache compares with."""
     row: Any = Character.objects.filter(pk=character_id).values_list("memory_version", flat=True).first()
     return int(row) if row is not None else None
+
+
+def character_incarnation(*, character_id: int) -> str | None:
+    """What tells this character apart from one given the same key in a recreated database."""
+    created: Any = Character.objects.filter(pk=character_id).values_list("created_at", flat=True).first()
+    return created.isoformat() if created is not None else None

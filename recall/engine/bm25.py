@@ -6,6 +6,7 @@ import hashlib
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,6 +74,16 @@ class Bm25View:
             self.add(text)
         if self.size:
             self.freeze()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The tokenizer is saved by its view name (tokenizers are functions of this module).
+        state = dict(self.__dict__)
+        state["tokenizer"] = next(name for name, fn in LEXICAL_VIEWS.items() if fn is self.tokenizer)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.tokenizer = LEXICAL_VIEWS[state["tokenizer"]]
 
     def add(self, text: str) -> None:
         assert self._vocab is not None, "frozen"

@@ -6,6 +6,7 @@ import math
 import threading
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,7 @@ class RecallIndex:
         self.matrix = self.coarse = self.coarse_scale = self.projection = self.q8 = self.q8_scale = None
         self._row_of: dict[tuple[str, int], int] = {}
         self.changed_rows = 0  # rows tombstoned or appended since the build
+        self.filled_vectors = 0  # vectors filled in place since the build
         vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
         unvectored = 0  # rows seen before the first vector tells the dimension
         starts, ends, order = array("d"), array("d"), array("q")
@@ -98,6 +100,15 @@ class RecallIndex:
                 vectors.append(None)
         self.dim = vectors.dim
         vectors.build(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -184,6 +195,7 @@ class RecallIndex:
                 given.append(vector)
         rows, has = unit_rows(given, self.dim)
         vectors_set(self, np.asarray(at, dtype=np.int64)[has], rows[has])
+        self.filled_vectors += int(has.sum())
 
     @staticmethod
     def _floors(config: RecallConfig) -> dict[str, float]:

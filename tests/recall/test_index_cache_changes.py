@@ -95,3 +95,23 @@ def test_a_pruned_log_rebuilds(character: Character) -> None:
     assert texts("东京")[0] == "主人下个月要去东京旅行"
     assert texts("吉他")[0] == "主人最近在学弹吉他"
     assert builds() == built + 1
+
+
+def test_a_restarted_process_loads_the_saved_index_and_catches_up(character: Character) -> None:
+    assert texts("橘猫团子")[0] == TEXTS[0]  # builds and saves
+    built, loads = builds(), index_cache.counters["snapshot_loads"]
+    index_cache.clear()  # what a restart forgets
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert texts("橘猫团子")[0] == TEXTS[0]
+    assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1
+
+
+def test_a_snapshot_of_another_character_incarnation_is_never_used(character: Character) -> None:
+    texts("橘猫")
+    built = builds()
+    index_cache.clear()
+    # The same key and version in a recreated database: the creation time tells them apart.
+    Character.objects.filter(pk=character.pk).update(created_at=timezone.now() + timedelta(seconds=1))
+    texts("橘猫")
+    assert builds() == built + 1
