@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from django.db import close_old_connections, connection
@@ -24,10 +25,13 @@ from nekomem.embeddings import Embedder
 from nekomem.embeddings.service import trim_heap
 from recall.engine import RecallIndex
 from recall.selectors import (
+    RAW_TURN_POOL,
     RECALL_POOLS,
     character_incarnation,
     character_memory_version,
     memory_changes_since,
+    raw_turn_candidates,
+    raw_turns_covered_through,
     recall_pools,
 )
 from recall.snapshots import snapshot_path, snapshot_read, snapshot_write
@@ -51,6 +55,11 @@ class _Entry:
     stop_names: tuple[str, ...]
     index: RecallIndex
     compacting: bool = False
+    # The raw-turn pool: (timestamp, key) of its live rows, the last one read, extraction's cursor.
+    raw_live: deque[tuple[datetime, int]] | None = None
+    raw_after: tuple[datetime, int] | None = None
+    raw_covered: datetime | None = None
+    raw_built_covered: datetime | None = None  # the cursor read before the build read the raw turns
     saving: bool = False
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
@@ -68,7 +77,8 @@ _build_locks: dict[int, threading.Lock] = {}
 def recall_index(
     *, character_id: int, stop_names: list[str], embedder: Embedder | None, version: int | None = None
 ) -> RecallIndex:
-    """The character's index, brought up to ``version`` (by the logged rows, or rebuilt).
+    """The character's index, brought up to ``version`` (by the logged rows, or rebuilt) and to the raw
+    log's uncovered turns.
 
     ``version`` is the ``memory_version`` the caller read (before this call) with the character;
     without it, it is read here.
@@ -77,19 +87,35 @@ def recall_index(
         version = character_memory_version(character_id=character_id)
     if version is None:
         return RecallIndex([])
-    model_id = embedder.model_id if embedder is not None else None
     names = tuple(stop_names)
+    entry = _entry_at(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+    with entry.lock:
+        if _raw_turns_sync(entry, character_id=character_id, embedder=embedder):
+            return entry.index
+    # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
+    fresh = _build(character_id=character_id, stop_names=names, embedder=embedder, version=version, why="raw")
+    with fresh.lock:
+        _raw_turns_sync(fresh, character_id=character_id, embedder=embedder)
+    _store(character_id, fresh, replace=True)
+    return fresh.index
+
+
+def _entry_at(
+    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+) -> _Entry:
+    model_id = embedder.model_id if embedder is not None else None
+    names = stop_names
     with _lock:
         entry = _cache.get(character_id)
         if entry is not None:
             _cache.move_to_end(character_id)
     if entry is not None and entry.serves(model_id, names):
         if entry.version >= version:
-            return entry.index
+            return entry
         with entry.lock:
             if entry.version >= version or _catch_up(entry, character_id=character_id, embedder=embedder):
                 _maybe_compact(entry, character_id=character_id, embedder=embedder)
-                return entry.index
+                return entry
     with _lock:
         build_lock = _build_locks.setdefault(character_id, threading.Lock())
     # One build per character at a time; concurrent requests wait and reuse it.
@@ -97,14 +123,46 @@ def recall_index(
         with _lock:
             entry = _cache.get(character_id)
         if entry is not None and entry.serves(model_id, names) and entry.version >= version:
-            return entry.index
+            return entry
         fresh = _load(character_id=character_id, stop_names=names, embedder=embedder)
         if fresh is None:
             fresh = _build(
                 character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
             )
         _store(character_id, fresh)
-    return fresh.index
+    return fresh
+
+
+def _raw_turns_sync(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+    """Add the raw log's new turns and drop those extraction has covered since (raw turns are not in the
+    change log: they arrive on every turn, and the cursor moving is their only other change). False
+    when the cursor went back."""
+    if entry.raw_live is None:  # just built or loaded: what it holds
+        entry.raw_live = deque(sorted((when, key) for key, when in entry.index.pool_rows(RAW_TURN_POOL)))
+        entry.raw_after = entry.raw_live[-1] if entry.raw_live else None
+        entry.raw_covered = entry.raw_built_covered
+    covered = raw_turns_covered_through(character_id=character_id)
+    if entry.raw_covered is not None and (covered is None or covered < entry.raw_covered):
+        return False
+    removed: list[int] = []
+    while entry.raw_live and covered is not None and entry.raw_live[0][0] <= covered:
+        removed.append(entry.raw_live.popleft()[1])
+    after = entry.raw_after
+    if after is not None and covered is not None and after[0] < covered:
+        after = (covered, 2**62)  # everything up to the cursor is covered anyway
+    new = list(
+        raw_turn_candidates(character_id=character_id, embedder=embedder, after=after, covered=covered)
+    )
+    if removed or new:
+        entry.index.apply(pool=RAW_TURN_POOL, upserts=new, removed=removed)
+        counters["raw_turn_rows"] += len(removed) + len(new)
+    for c in new:
+        assert c.created_at is not None and c.key is not None
+        entry.raw_live.append((c.created_at, c.key))
+    if entry.raw_live:
+        entry.raw_after = entry.raw_live[-1]
+    entry.raw_covered = covered
+    return True
 
 
 def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple[str, ...]) -> Path | None:
@@ -140,6 +198,7 @@ def _build(
     *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int, why: str
 ) -> _Entry:
     started = time.monotonic()
+    covered = raw_turns_covered_through(character_id=character_id)
     index = RecallIndex(
         recall_pools(character_id=character_id, embedder=embedder),
         stop_names=stop_names,
@@ -159,6 +218,7 @@ def _build(
     )
     model_id = embedder.model_id if embedder is not None else None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    entry.raw_built_covered = covered
     _save(entry, character_id=character_id)
     return entry
 

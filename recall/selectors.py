@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db.models import Q
 
-from facts.models import RECALL_POOL, Fact
+from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, text_fingerprint
+from nekomem.textproc import message_text
 from recall.engine import Candidate
+from recent.models import RawMessage
 
 CHUNK = 5000
 
@@ -94,10 +99,71 @@ def fact_candidates(
         )
 
 
+RAW_TURN_POOL = "raw"  # turns of the raw log that fact extraction has not covered yet
+RAW_TURN_TIER = "raw_turn"
+RAW_TURN_KINDS = ("human", "ai")
+
+
+def raw_turns_covered_through(*, character_id: int) -> datetime | None:
+    """The raw log's timestamp up to which fact extraction has read the turns (None: nothing yet)."""
+    row: Any = (
+        ExtractionCursor.objects.filter(character_id=character_id)
+        .values_list("last_a_message_at", flat=True)
+        .first()
+    )
+    return row
+
+
+def raw_turn_candidates(
+    *,
+    character_id: int,
+    embedder: Embedder | None,
+    keys: Collection[int] | None = None,
+    after: tuple[datetime, int] | None = None,
+    covered: datetime | None = None,
+) -> Iterator[Candidate]:
+    """Human and AI turns of the raw log later than what extraction has covered (tier ``raw_turn``, BM25
+    only), so recall answers from the first turn, before (or without) any LLM; ``after`` = (timestamp,
+    id) of the last row already read. Raw rows of one character are written under its lock, so their
+    timestamps grow in commit order and "later than the last one read" misses none."""
+    if keys is not None:
+        return  # raw turns change only by arriving and by being covered (see index_cache)
+    if covered is None:
+        covered = raw_turns_covered_through(character_id=character_id)
+    rows = RawMessage.objects.filter(character_id=character_id)
+    if covered is not None:
+        rows = rows.filter(timestamp__gt=covered)
+    if after is not None:
+        rows = rows.filter(Q(timestamp__gt=after[0]) | Q(timestamp=after[0], pk__gt=after[1]))
+    for pk, message, timestamp in (
+        rows.order_by("timestamp", "pk").values_list("pk", "message", "timestamp").iterator(chunk_size=CHUNK)
+    ):
+        try:
+            parsed = json.loads(message)
+        except ValueError:
+            continue
+        if not isinstance(parsed, dict) or parsed.get("type") not in RAW_TURN_KINDS:
+            continue
+        data = parsed.get("data")
+        text = message_text(data.get("content") if isinstance(data, dict) else None)
+        if not text.strip():
+            continue
+        yield Candidate(
+            id=f"raw_{pk}",
+            text=text,
+            tier=RAW_TURN_TIER,
+            entity="master" if parsed["type"] == "human" else "neko",
+            created_at=timestamp,
+            event_start_at=timestamp,
+            pool=RAW_TURN_POOL,
+            key=pk,
+        )
+
+
 PoolReader = Callable[..., Iterator[Candidate]]
 # One line per recallable layer, by the pool name its writes log (``character_memory_changed``).
 # Reflections: add their reader here (tiers "reflection").
-RECALL_POOLS: dict[str, PoolReader] = {RECALL_POOL: fact_candidates}
+RECALL_POOLS: dict[str, PoolReader] = {RECALL_POOL: fact_candidates, RAW_TURN_POOL: raw_turn_candidates}
 
 
 def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:

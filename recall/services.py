@@ -20,7 +20,7 @@ from nekomem.timewindows import TimeWindow, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
-from recall.selectors import recall_character
+from recall.selectors import RAW_TURN_TIER, recall_character
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ def hit_row(hit: Hit, *, explain: bool) -> dict[str, Any]:
     }
     if explain:
         row["explain"] = {
+            "pool": "raw turns" if c.tier == RAW_TURN_TIER else c.tier,
             "paths": {p: {"rank": h.rank, "score": round(h.score, 6)} for p, h in hit.paths.items()},
             "fused": row["score"],
         }

@@ -6,6 +6,7 @@ import math
 import threading
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,15 @@ class RecallIndex:
         return self._live
 
     # --- changes -------------------------------------------------------------------------------------
+
+    def pool_rows(self, pool: str) -> list[tuple[int, datetime]]:
+        """(key, created_at) of the live rows of one pool."""
+        out = []
+        for (row_pool, key), row in self._row_of.items():
+            created = self.rows.created[row] if row_pool == pool else None
+            if created is not None:
+                out.append((key, created))
+        return out
 
     def row_of(self, pool: str, key: int) -> int | None:
         """The live row holding ``key`` of ``pool``, if any."""

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import numpy as np
 
-TIERS_BM25 = frozenset({"fact", "reflection", "fact_archive"})
+TIERS_BM25 = frozenset({"fact", "reflection", "fact_archive", "raw_turn"})
 TIERS_COSINE = frozenset({"fact", "reflection"})  # the archive is searched by BM25 and time only (§2.5)
 
 
