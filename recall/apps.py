@@ -7,6 +7,10 @@ class RecallConfig(AppConfig):
 
     def ready(self) -> None:
         from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+        from nekomem.runtime.warmups import register_warm_up
+        from recall.index_cache import recall_indexes_warm_up
+
+        register_warm_up("recall-indexes", recall_indexes_warm_up)
 
         register_schedule(
             ScheduleSpec(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from django.db import close_old_connections, connection
 
-from nekomem.embeddings import Embedder
+from nekomem.embeddings import Embedder, get_embedder
 from nekomem.embeddings.service import trim_heap
 from recall.engine import RecallIndex
 from recall.selectors import (
@@ -33,6 +33,7 @@ from recall.selectors import (
     raw_turn_candidates,
     raw_turns_covered_through,
     recall_pools,
+    recent_recall_characters,
 )
 from recall.snapshots import snapshot_path, snapshot_read, snapshot_write
 
@@ -349,6 +350,22 @@ def _save_in_background(*, entry: _Entry, character_id: int) -> None:
     finally:
         entry.saving = False
         connection.close()
+
+
+WARM_CHARACTERS = 4  # the most recently active characters whose index a starting worker loads
+
+
+def recall_indexes_warm_up() -> None:
+    """Load the model and the indexes of the most recently active characters (saved ones load in well
+    under a second; others are built), so a restarted worker's first queries find them ready."""
+    embedder = get_embedder()
+    for character in recent_recall_characters(limit=WARM_CHARACTERS):
+        recall_index(
+            character_id=character.pk,
+            stop_names=character.stop_names,
+            embedder=embedder,
+            version=character.memory_version,
+        )
 
 
 def clear() -> None:

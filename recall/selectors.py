@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import F, Q
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
@@ -216,19 +216,26 @@ class RecallCharacter:
     stop_names: list[str]
 
 
-def recall_character(*, name: str) -> RecallCharacter | None:
-    """What a recall request needs of its character, in one indexed query (no model instance)."""
-    row = (
-        Character.objects.filter(name=name)
-        .values_list("pk", "memory_version", "master_name", "master_nicknames")
-        .first()
-    )
-    if row is None:
-        return None
-    pk, version, master_name, nicknames = row
+def _recall_character(row: tuple[Any, ...]) -> RecallCharacter:
+    pk, name, version, master_name, nicknames = row
     # The same list as ``Character.stop_names``.
     names = [name, master_name, *(nicknames if isinstance(nicknames, list) else [])]
     return RecallCharacter(pk=pk, memory_version=int(version), stop_names=[n for n in names if n])
+
+
+_RECALL_FIELDS = ("pk", "name", "memory_version", "master_name", "master_nicknames")
+
+
+def recall_character(*, name: str) -> RecallCharacter | None:
+    """What a recall request needs of its character, in one indexed query (no model instance)."""
+    row = Character.objects.filter(name=name).values_list(*_RECALL_FIELDS).first()
+    return _recall_character(row) if row is not None else None
+
+
+def recent_recall_characters(*, limit: int) -> list[RecallCharacter]:
+    """The most recently active characters (never-active ones last), as ``recall_character`` gives them."""
+    rows = Character.objects.order_by(F("last_activity_at").desc(nulls_last=True), "-pk")
+    return [_recall_character(row) for row in rows.values_list(*_RECALL_FIELDS)[:limit]]
 
 
 def character_memory_version(*, character_id: int) -> int | None:

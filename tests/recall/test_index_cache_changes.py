@@ -115,3 +115,13 @@ def test_a_snapshot_of_another_character_incarnation_is_never_used(character: Ch
     Character.objects.filter(pk=character.pk).update(created_at=timezone.now() + timedelta(seconds=1))
     texts("橘猫")
     assert builds() == built + 1
+
+
+def test_a_starting_worker_warms_the_recent_characters_indexes(character: Character) -> None:
+    texts("橘猫")  # built and saved by an earlier process
+    index_cache.clear()
+    loads, built = index_cache.counters["snapshot_loads"], builds()
+    index_cache.recall_indexes_warm_up()
+    assert index_cache.counters["snapshot_loads"] == loads + 1
+    texts("橘猫")
+    assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1  # served as loaded
