@@ -105,9 +105,17 @@ class RecallIndex:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["lock"]
+        if self.matrix is not None:
+            # Rows without a vector are zeros: saved as the rows that have one (a fresh import has none).
+            state["matrix"] = (self.matrix.shape, self.matrix[self.has_vector])
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if state.get("matrix") is not None:
+            shape, rows = state["matrix"]
+            matrix = np.zeros(shape, dtype=np.float32)
+            matrix[state["has_vector"]] = rows
+            state["matrix"] = matrix
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -168,6 +176,8 @@ class RecallIndex:
             view.remove(row, text)
         self.alive[row] = False
         self.has_vector[row] = False
+        if self.matrix is not None:
+            self.matrix[row] = 0.0  # as a row without a vector is (and is saved)
         self._live -= 1
         self.changed_rows += 1
 

@@ -198,3 +198,22 @@ def test_deleted_and_replaced_rows_leave_every_path() -> None:
     window_all = index.by_time(TimeWindow(start=T0 - timedelta(days=1), end=T0 + timedelta(days=1)))
     assert [h.candidate.key for h in window_all] == [1]
     assert index.changed_rows == 3
+
+
+def test_an_index_saved_and_loaded_answers_the_same() -> None:
+    import pickle
+
+    rng = np.random.default_rng(13)
+    index, _, _ = changed_and_rebuilt(rng, 200)
+    index.apply(pool=POOL, upserts=[row(5000, "绿茶 咖啡 without a vector yet")])
+    loaded = pickle.loads(pickle.dumps(index))
+    assert loaded.matrix is not None and index.matrix is not None
+    assert np.array_equal(loaded.matrix, index.matrix) and np.array_equal(loaded.has_vector, index.has_vector)
+    query = unit(rng)
+    for q in QUERIES:
+        want = index.search(q, config=DEFAULT, query_vector=query)
+        assert [h.candidate.id for h in loaded.search(q, config=DEFAULT, query_vector=query)] == [
+            h.candidate.id for h in want
+        ]
+    loaded.apply(pool=POOL, removed=[5000])  # and it still takes changes
+    assert "fact_5000" not in [c.id for c in loaded.candidates]
