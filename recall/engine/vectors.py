@@ -115,13 +115,34 @@ def vectors_append(index: RecallIndex, rows: np.ndarray, has: np.ndarray) -> Non
     """Add the vectors of appended rows in the index's storage (float32, or int8 + coarse)."""
     index.has_vector = np.concatenate((index.has_vector, has))
     if index.matrix is not None:
-        index.matrix = np.concatenate((index.matrix, rows))
+        index.matrix = appended(index.matrix, rows)
         return
     q8, scale, coarse = _compact(index, rows)
     assert index.q8 is not None and index.q8_scale is not None and index.coarse is not None
-    index.q8 = np.concatenate((index.q8, q8))
-    index.q8_scale = np.concatenate((index.q8_scale, scale))
-    index.coarse = np.concatenate((index.coarse, coarse))
+    index.q8 = appended(index.q8, q8)
+    index.q8_scale = appended(index.q8_scale, scale)
+    index.coarse = appended(index.coarse, coarse)
+
+
+def appended(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``array`` followed by ``rows``, as the front of a buffer with room to spare: a 100k × 512 matrix
+    is 200 MB, and copying it for every new fact would cost a query far more than the fact."""
+    n, k = array.shape[0], rows.shape[0]
+    base = array.base
+    if (
+        isinstance(base, np.ndarray)
+        and base.dtype == array.dtype
+        and base.shape[1:] == array.shape[1:]
+        and base.shape[0] >= n + k
+        and base.__array_interface__["data"][0] == array.__array_interface__["data"][0]
+        and array.flags.c_contiguous
+    ):
+        base[n : n + k] = rows
+        return base[: n + k]
+    buffer = np.zeros((max(n + k, n + n // 4 + 1024), *array.shape[1:]), dtype=array.dtype)
+    buffer[:n] = array
+    buffer[n : n + k] = rows
+    return buffer[: n + k]
 
 
 def vectors_set(index: RecallIndex, at: np.ndarray, rows: np.ndarray) -> None:

@@ -217,3 +217,12 @@ def test_an_index_saved_and_loaded_answers_the_same() -> None:
         ]
     loaded.apply(pool=POOL, removed=[5000])  # and it still takes changes
     assert "fact_5000" not in [c.id for c in loaded.candidates]
+
+
+def test_appending_a_row_does_not_copy_the_vectors_every_time() -> None:
+    from recall.engine.vectors import appended
+
+    first = appended(np.ones((4000, 8), np.float32), np.zeros((1, 8), np.float32))
+    second = appended(first, np.full((1, 8), 2.0, np.float32))
+    assert second.shape == (4002, 8) and second[-1, 0] == 2.0 and first.shape == (4001, 8)
+    assert np.shares_memory(first, second)  # written into the spare room, not copied
