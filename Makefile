@@ -42,5 +42,7 @@ bench: install
 	$(PY) bench/cache_throughput.py
 	$(PY) bench/recall_eval.py
 	$(PY) bench/recall_speed.py
+	$(PY) bench/recall_realistic.py
+	$(PY) bench/recall_index_changes.py
 	$(PY) bench/import_facts.py
 	$(PY) bench/extraction_throughput.py

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -93,10 +94,42 @@ def write_neko_dir(root: Path, set_name: str) -> tuple[dict[str, dict[str, str]]
     return id_maps, probes
 
 
+def write_raw_dir(root: Path, set_name: str) -> list[str]:
+    """ROOT/<conv>_raw/time_indexed.db per conversation: the same turns as raw-log messages (no facts, as
+    before any extraction), the turn id kept in the row's session id to score the answers."""
+    turns = shared_data.turns(set_name)
+    convs: dict[str, list[dict]] = defaultdict(list)
+    for turn in turns:
+        convs[turn["conv_id"]].append(turn)
+    for conv_id, rows in convs.items():
+        folder = root / f"{conv_id}_raw"
+        folder.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(folder / "time_indexed.db")
+        db.execute(
+            "CREATE TABLE time_indexed_original"
+            " (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT, timestamp DATETIME)"
+        )
+        for turn in sorted(rows, key=lambda t: t["idx"]):
+            kind = "human" if turn["role"] == "user" else "ai"
+            message = {"type": kind, "data": {"content": fact_text(turn)}}
+            db.execute(
+                "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)",
+                (
+                    turn["turn_id"],
+                    json.dumps(message, ensure_ascii=False),
+                    turn["timestamp"].replace("T", " "),
+                ),
+            )
+        db.commit()
+        db.close()
+    return list(convs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw-turn pool table")
     args = parser.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="nekomem-recall-eval-"))
@@ -123,6 +156,7 @@ def main() -> None:
     table: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
     timings: list[float] = []
+    raw_table: dict[str, dict[str, float]] = {}
     for set_name in args.sets:
         root = work / "neko" / set_name
         id_maps, probes = write_neko_dir(root, set_name)
@@ -148,6 +182,8 @@ def main() -> None:
                     scores[config].append(len(evidence & got) / len(evidence))
         table[set_name] = {c: sum(v) / len(v) for c, v in scores.items()}
         counts[set_name] = len(scores["nekomem"])
+        if not args.no_raw:
+            raw_table[set_name] = raw_turn_recall(client, work / "raw" / set_name, set_name, probes)
 
     width = 36
     print(f"\nrecall@8 via POST /query_memory (model: {getattr(get_embedder(), 'model_id', 'none')})\n")
@@ -171,9 +207,62 @@ def main() -> None:
         peer = "OK" if ours >= MEM0[s] - 1e-9 else "MISS"
         print(f"{s:<16} default {ours:.3f}  best single path {best_single:.3f} {single}", end="")
         print(f"  Mem0 {MEM0[s]:.3f} {peer}")
+    if raw_table:
+        print(
+            "\nrecall@8, the raw-turn pool alone (turns in the raw log, no fact extracted)"
+            " vs the same turns as facts\n"
+        )
+        print(
+            f"{'pool (configuration)':<{width}}"
+            + "".join(f"{s[:15]:>16}" for s in args.sets)
+            + f"{'mean':>8}"
+        )
+        for label, source, config in (
+            ("raw turns (nekomem default)", raw_table, "nekomem"),
+            ("facts (nekomem default)", table, "nekomem"),
+            ("raw turns (BM25, nekomem views)", raw_table, "bm25-nekomem"),
+            ("facts (BM25, nekomem views)", table, "bm25-nekomem"),
+        ):
+            values = [source[s][config] for s in args.sets]
+            print(
+                f"{label:<{width}}"
+                + "".join(f"{v:>16.3f}" for v in values)
+                + f"{sum(values) / len(values):>8.3f}"
+            )
+        print("(raw turns have no stored vectors yet: their default row is BM25 over the same views)")
     timings.sort()
     p50 = timings[len(timings) // 2] * 1000
     print(f"\nin-process request time: p50 {p50:.1f} ms over {len(timings)} requests")
+
+
+def raw_turn_recall(client, root: Path, set_name: str, probes: dict[str, list[dict]]) -> dict[str, float]:
+    """recall@8 of the raw-turn pool alone: each conversation imported as its raw log only."""
+    from django.core.management import call_command
+
+    from recent.models import RawMessage
+
+    conversations = write_raw_dir(root, set_name)
+    call_command("import_memory", str(root), stdout=open(os.devnull, "w"))  # noqa: SIM115
+    scores: dict[str, list[float]] = defaultdict(list)
+    for conv_id in conversations:
+        name = f"{conv_id}_raw"
+        turn_of = {
+            f"raw_{pk}": session
+            for pk, session in RawMessage.objects.filter(character__name=name).values_list("pk", "session_id")
+        }
+        for probe in probes.get(conv_id, []):
+            evidence = set(probe["evidence_turn_ids"])
+            for config in ("nekomem", "bm25-nekomem"):
+                response = client.post(
+                    f"/query_memory/{name}?config={config}",
+                    data=json.dumps({"query": probe["question"]}),
+                    content_type="application/json",
+                )
+                body = response.json()
+                assert response.status_code == 200 and "error_code" not in body, body
+                got = {turn_of.get(r["id"]) for r in body["results"]}
+                scores[config].append(len(evidence & got) / len(evidence))
+    return {c: sum(v) / len(v) for c, v in scores.items()}
 
 
 if __name__ == "__main__":

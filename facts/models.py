@@ -6,6 +6,7 @@ from django.db import models
 from nekomem.characters.models import Character
 
 FACT_SCHEMA_VERSION = 2
+RECALL_POOL = "fact"  # how memory-change log rows name a fact (by its primary key)
 
 
 class Fact(models.Model):

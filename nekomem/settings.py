@@ -222,6 +222,8 @@ LLM_RETRY_AFTER_MAX_SECONDS = float(os.environ.get("NEKOMEM_LLM_RETRY_AFTER_MAX"
 # Local embeddings (optional at run time).
 EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)
 EMBEDDING_MODEL_DIR = Path(os.environ.get("NEKOMEM_MODEL_DIR", BASE_DIR / "var" / "models"))
+# Recall indexes saved after a build, so a restarted worker loads one instead of rebuilding ("" = off).
+RECALL_SNAPSHOT_DIR = os.environ.get("NEKOMEM_RECALL_SNAPSHOT_DIR", str(VAR_DIR / "recall-index"))
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 

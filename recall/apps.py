@@ -12,6 +12,11 @@ class RecallConfig(AppConfig):
 
         process_cache_register("recall_indexes", index_cache.clear)
 
+        from nekomem.runtime.warmups import register_warm_up
+        from recall.index_cache import recall_indexes_warm_up
+
+        register_warm_up("recall-indexes", recall_indexes_warm_up)
+
         register_schedule(
             ScheduleSpec(
                 name="embedding-backfill",

@@ -1,9 +1,12 @@
-"""Per-process cache of recall indexes, one per character, keyed on ``Character.memory_version``.
+"""Per-process cache of recall indexes, one per character, kept up to date by the memory-change log.
 
-Every write to recallable memory bumps the version in the database (``character_memory_changed``), so a
-process compares one integer per request and rebuilds only when any process changed that character's
-memories. The version is read *before* the pools, so a change committed during a build makes the next
-request rebuild rather than be missed.
+Every write to recallable memory bumps ``Character.memory_version`` and logs the rows it touched
+(``character_memory_changed``). A request compares the version it read with the one its cached index
+reflects; when they differ it reads the log after the index's version and applies just those rows
+(appends, edits, deletes, new vectors), so a change costs a query the rows that changed, whichever
+process wrote it. Only a change without detail (an import) or a pruned log makes a request rebuild.
+Tombstones and appended rows accumulate; past ``COMPACT_FRACTION`` of the index a rebuild runs on a
+background thread while the old index keeps serving, then catches up with the log and takes its place.
 """
 
 from __future__ import annotations
@@ -11,28 +14,59 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import Counter, OrderedDict, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 
-from nekomem.embeddings import Embedder, trim_heap
+from django.db import close_old_connections, connection
+
+from nekomem.embeddings import Embedder, get_embedder, trim_heap
 from recall.engine import RecallIndex
-from recall.selectors import character_memory_version, recall_pools
+from recall.selectors import (
+    RAW_TURN_POOL,
+    RECALL_POOLS,
+    character_incarnation,
+    character_memory_version,
+    memory_changes_since,
+    raw_turn_candidates,
+    raw_turns_covered_through,
+    recall_pools,
+    recent_recall_characters,
+)
+from recall.snapshots import snapshot_path, snapshot_read, snapshot_write
 
 logger = logging.getLogger(__name__)
 
 MAX_CHARACTERS = 32  # indexes kept per process (least recently used dropped first)
+MAX_DELTA_ROWS = 20_000  # a longer delta is read as a rebuild
+COMPACT_FRACTION = 0.25  # rebuild in the background once this share of the rows changed since the build
+COMPACT_MIN_ROWS = 2_000
+
+# What this process did, for tests and ``explain``: full builds (on a request or in the background),
+# deltas applied and the rows they carried.
+counters: Counter[str] = Counter()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Entry:
     version: int
     model_id: str | None
     stop_names: tuple[str, ...]
     index: RecallIndex
+    compacting: bool = False
+    # The raw-turn pool: (timestamp, key) of its live rows, the last one read, extraction's cursor.
+    raw_live: deque[tuple[datetime, int]] | None = None
+    raw_after: tuple[datetime, int] | None = None
+    raw_covered: datetime | None = None
+    raw_built_covered: datetime | None = None  # the cursor read before the build read the raw turns
+    saving: bool = False
+    saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
+    saved_changes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
 
-    @property
-    def key(self) -> tuple[int, str | None, tuple[str, ...]]:
-        return (self.version, self.model_id, self.stop_names)
+    def serves(self, model_id: str | None, stop_names: tuple[str, ...]) -> bool:
+        return self.model_id == model_id and self.stop_names == stop_names
 
 
 _cache: OrderedDict[int, _Entry] = OrderedDict()
@@ -43,7 +77,8 @@ _build_locks: dict[int, threading.Lock] = {}
 def recall_index(
     *, character_id: int, stop_names: list[str], embedder: Embedder | None, version: int | None = None
 ) -> RecallIndex:
-    """The character's index, rebuilt when its memory version or the vector model changed.
+    """The character's index, brought up to ``version`` (by the logged rows, or rebuilt) and to the raw
+    log's uncovered turns.
 
     ``version`` is the ``memory_version`` the caller read (before this call) with the character;
     without it, it is read here.
@@ -52,42 +87,284 @@ def recall_index(
         version = character_memory_version(character_id=character_id)
     if version is None:
         return RecallIndex([])
-    model_id = embedder.model_id if embedder is not None else None
     names = tuple(stop_names)
-    key = (version, model_id, names)
+    entry = _entry_at(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+    with entry.lock:
+        if _raw_turns_sync(entry, character_id=character_id, embedder=embedder):
+            return entry.index
+    # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
+    fresh = _build(character_id=character_id, stop_names=names, embedder=embedder, version=version, why="raw")
+    with fresh.lock:
+        _raw_turns_sync(fresh, character_id=character_id, embedder=embedder)
+    _store(character_id, fresh, replace=True)
+    return fresh.index
+
+
+def _entry_at(
+    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+) -> _Entry:
+    model_id = embedder.model_id if embedder is not None else None
+    names = stop_names
     with _lock:
         entry = _cache.get(character_id)
-        if entry is not None and entry.key == key:
+        if entry is not None:
             _cache.move_to_end(character_id)
-            return entry.index
+    if entry is not None and entry.serves(model_id, names):
+        if entry.version >= version:
+            return entry
+        with entry.lock:
+            if entry.version >= version or _catch_up(entry, character_id=character_id, embedder=embedder):
+                _maybe_compact(entry, character_id=character_id, embedder=embedder)
+                return entry
+    with _lock:
         build_lock = _build_locks.setdefault(character_id, threading.Lock())
     # One build per character at a time; concurrent requests wait and reuse it.
     with build_lock:
         with _lock:
             entry = _cache.get(character_id)
-            if entry is not None and entry.key == key:
-                return entry.index
-        started = time.monotonic()
-        index = RecallIndex(
-            recall_pools(character_id=character_id, embedder=embedder),
+        if entry is not None and entry.serves(model_id, names) and entry.version >= version:
+            return entry
+        fresh = _load(character_id=character_id, stop_names=names, embedder=embedder)
+        if fresh is None:
+            fresh = _build(
+                character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
+            )
+        _store(character_id, fresh)
+    return fresh
+
+
+def _raw_turns_sync(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+    """Add the raw log's new turns and drop those extraction has covered since (raw turns are not in the
+    change log: they arrive on every turn, and the cursor moving is their only other change). False
+    when the cursor went back."""
+    if entry.raw_live is None:  # just built or loaded: what it holds
+        entry.raw_live = deque(sorted((when, key) for key, when in entry.index.pool_rows(RAW_TURN_POOL)))
+        entry.raw_after = entry.raw_live[-1] if entry.raw_live else None
+        entry.raw_covered = entry.raw_built_covered
+    covered = raw_turns_covered_through(character_id=character_id)
+    if entry.raw_covered is not None and (covered is None or covered < entry.raw_covered):
+        return False
+    removed: list[int] = []
+    while entry.raw_live and covered is not None and entry.raw_live[0][0] <= covered:
+        removed.append(entry.raw_live.popleft()[1])
+    after = entry.raw_after
+    if after is not None and covered is not None and after[0] < covered:
+        after = (covered, 2**62)  # everything up to the cursor is covered anyway
+    new = list(
+        raw_turn_candidates(character_id=character_id, embedder=embedder, after=after, covered=covered)
+    )
+    if removed or new:
+        entry.index.apply(pool=RAW_TURN_POOL, upserts=new, removed=removed)
+        counters["raw_turn_rows"] += len(removed) + len(new)
+    for c in new:
+        assert c.created_at is not None and c.key is not None
+        entry.raw_live.append((c.created_at, c.key))
+    if entry.raw_live:
+        entry.raw_after = entry.raw_live[-1]
+    entry.raw_covered = covered
+    return True
+
+
+def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple[str, ...]) -> Path | None:
+    incarnation = character_incarnation(character_id=character_id)
+    if incarnation is None:
+        return None
+    return snapshot_path(
+        character_id=character_id, incarnation=incarnation, model_id=model_id, stop_names=stop_names
+    )
+
+
+def _load(*, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None) -> _Entry | None:
+    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
+    model_id = embedder.model_id if embedder is not None else None
+    path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
+    saved = snapshot_read(path) if path is not None else None
+    if saved is None:
+        return None
+    version, index = saved
+    entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
+    with entry.lock:
+        if not _catch_up(entry, character_id=character_id, embedder=embedder):
+            return None
+    counters["snapshot_loads"] += 1
+    logger.info(
+        "recall index loaded character=%s rows=%d version=%d", character_id, len(index), entry.version
+    )
+    return entry
+
+
+def _build(
+    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int, why: str
+) -> _Entry:
+    started = time.monotonic()
+    covered = raw_turns_covered_through(character_id=character_id)
+    index = RecallIndex(
+        recall_pools(character_id=character_id, embedder=embedder),
+        stop_names=stop_names,
+        dim=embedder.dim if embedder is not None else None,
+    )
+    trim_heap()  # the build's temporaries, or a large index keeps them resident
+    counters["full_builds"] += 1
+    counters[f"full_builds_{why}"] += 1
+    logger.info(
+        "recall index built character=%s rows=%d version=%d why=%s ms=%d mb=%.1f",
+        character_id,
+        len(index),
+        version,
+        why,
+        (time.monotonic() - started) * 1000,
+        index.nbytes / 1e6,
+    )
+    model_id = embedder.model_id if embedder is not None else None
+    entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
+    entry.raw_built_covered = covered
+    _save(entry, character_id=character_id)
+    return entry
+
+
+def _save(entry: _Entry, *, character_id: int) -> None:
+    path = _snapshot_path(character_id=character_id, model_id=entry.model_id, stop_names=entry.stop_names)
+    if path is not None:
+        version = entry.version  # read before the index is taken: never newer than what it holds
+        entry.saved_fills = entry.index.filled_vectors
+        entry.saved_changes = entry.index.changed_rows
+        snapshot_write(path, version=version, index=entry.index)
+
+
+def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
+    with _lock:
+        current = _cache.get(character_id)
+        newer = (
+            current is not None
+            and current.serves(entry.model_id, entry.stop_names)
+            and current.version > entry.version
+        )
+        if newer and not replace:
+            return  # another thread stored a newer one meanwhile
+        _cache[character_id] = entry
+        _cache.move_to_end(character_id)
+        while len(_cache) > MAX_CHARACTERS:
+            _cache.popitem(last=False)
+
+
+def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+    """Apply the logged changes after the entry's version; False when only a rebuild is safe."""
+    started = time.monotonic()
+    changes = memory_changes_since(character_id=character_id, version=entry.version)
+    if not changes.complete:
+        return False
+    size = sum(len(keys) for keys in changes.rows.values()) + sum(
+        len(keys) for keys in changes.vectors.values()
+    )
+    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in (*changes.rows, *changes.vectors)):
+        return False
+    for pool, reader in RECALL_POOLS.items():
+        changed = changes.rows.get(pool, set())
+        vector_keys = changes.vectors.get(pool, set()) - changed
+        if not changed and not vector_keys:
+            continue
+        current = {
+            c.key: c
+            for c in reader(character_id=character_id, embedder=embedder, keys=changed | vector_keys)
+            if c.key is not None
+        }
+        entry.index.apply(
+            pool=pool,
+            upserts=[current[key] for key in sorted(changed) if key in current],
+            removed=[key for key in changed if key not in current],
+            vectors={key: current[key].vector for key in vector_keys if key in current},
+        )
+    entry.version = changes.through
+    counters["deltas"] += 1
+    counters["delta_rows"] += size
+    logger.info(
+        "recall index caught up character=%s rows=%d version=%d ms=%.1f",
+        character_id,
+        size,
+        entry.version,
+        (time.monotonic() - started) * 1000,
+    )
+    return True
+
+
+def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> None:
+    """Rebuild on a background thread once enough rows changed; the old index serves meanwhile.
+    Short of that, save it again once enough changed since the last save (the backfill's vectors), so
+    a restart does not replay them."""
+    index = entry.index
+    unsaved = index.filled_vectors - entry.saved_fills + index.changed_rows - entry.saved_changes
+    if not entry.saving and unsaved >= max(COMPACT_MIN_ROWS, COMPACT_FRACTION * len(index)):
+        entry.saving = True
+        threading.Thread(
+            target=_save_in_background,
+            kwargs={"entry": entry, "character_id": character_id},
+            name=f"recall-save-{character_id}",
+            daemon=True,
+        ).start()
+    if entry.compacting or index.changed_rows < max(COMPACT_MIN_ROWS, COMPACT_FRACTION * len(index)):
+        return
+    entry.compacting = True
+    threading.Thread(
+        target=_compact,
+        kwargs={"character_id": character_id, "embedder": embedder, "stop_names": entry.stop_names},
+        name=f"recall-compact-{character_id}",
+        daemon=True,
+    ).start()
+
+
+def _compact(*, character_id: int, embedder: Embedder | None, stop_names: tuple[str, ...]) -> None:
+    try:
+        version = character_memory_version(character_id=character_id)
+        if version is None:
+            return
+        fresh = _build(
+            character_id=character_id,
             stop_names=stop_names,
-            dim=embedder.dim if embedder is not None else None,
+            embedder=embedder,
+            version=version,
+            why="compaction",
         )
-        trim_heap()  # the build's temporaries, or a large index keeps them resident
-        logger.info(
-            "recall index built character=%s rows=%d version=%d ms=%d mb=%.1f",
-            character_id,
-            len(index),
-            version,
-            (time.monotonic() - started) * 1000,
-            index.nbytes / 1e6,
-        )
+        with fresh.lock:
+            _catch_up(fresh, character_id=character_id, embedder=embedder)
+        # Its version says what it holds, so even one a little behind the one it replaces is correct:
+        # the next request catches it up.
+        _store(character_id, fresh, replace=True)
+    except Exception:
+        logger.exception("recall index compaction failed character=%s", character_id)
         with _lock:
-            _cache[character_id] = _Entry(version=version, model_id=model_id, stop_names=names, index=index)
-            _cache.move_to_end(character_id)
-            while len(_cache) > MAX_CHARACTERS:
-                _cache.popitem(last=False)
-        return index
+            entry = _cache.get(character_id)
+            if entry is not None:
+                entry.compacting = False
+    finally:
+        close_old_connections()
+        connection.close()
+
+
+def _save_in_background(*, entry: _Entry, character_id: int) -> None:
+    try:
+        _save(entry, character_id=character_id)
+    except Exception:
+        logger.exception("recall snapshot failed character=%s", character_id)
+    finally:
+        entry.saving = False
+        connection.close()
+
+
+WARM_CHARACTERS = 4  # the most recently active characters whose index a starting worker loads
+
+
+def recall_indexes_warm_up() -> None:
+    """Load the model and the indexes of the most recently active characters (saved ones load in well
+    under a second; others are built), so a restarted worker's first queries find them ready."""
+    embedder = get_embedder()
+    for character in recent_recall_characters(limit=WARM_CHARACTERS):
+        recall_index(
+            character_id=character.pk,
+            stop_names=character.stop_names,
+            embedder=embedder,
+            version=character.memory_version,
+        )
 
 
 def clear() -> None:

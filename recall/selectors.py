@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.db.models import F, Q
 
-from facts.models import Fact
-from nekomem.characters.models import Character
+from facts.models import RECALL_POOL, ExtractionCursor, Fact
+from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, text_fingerprint
+from nekomem.textproc import message_text
 from recall.engine import Candidate
+from recent.models import RawMessage
 
 CHUNK = 5000
 
@@ -46,26 +51,29 @@ def decode_vector16(stored: str, dim: int) -> np.ndarray | None:
     return arr if np.isfinite(arr).all() else None
 
 
-def fact_candidates(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
-    """Active facts (tier ``fact``, BM25 + cosine) and archived ones (``fact_archive``, BM25 only)."""
-    rows = (
-        Fact.objects.filter(character_id=character_id)
-        .order_by("pk")
-        .values_list(
-            "fact_id",
-            "text",
-            "entity",
-            "archived",
-            "created_at",
-            "event_start_at",
-            "event_end_at",
-            "embedding",
-            "embedding_text_sha256",
-            "embedding_model_id",
-            "extra",
-        )
+def fact_candidates(
+    *, character_id: int, embedder: Embedder | None, keys: Collection[int] | None = None
+) -> Iterator[Candidate]:
+    """Active facts (tier ``fact``, BM25 + cosine) and archived ones (``fact_archive``, BM25 only);
+    with ``keys``, only the facts of those primary keys (the rows a memory change names)."""
+    facts = Fact.objects.filter(character_id=character_id)
+    if keys is not None:
+        facts = facts.filter(pk__in=list(keys))
+    rows = facts.order_by("pk").values_list(
+        "pk",
+        "fact_id",
+        "text",
+        "entity",
+        "archived",
+        "created_at",
+        "event_start_at",
+        "event_end_at",
+        "embedding",
+        "embedding_text_sha256",
+        "embedding_model_id",
+        "extra",
     )
-    for fid, text, entity, archived, created, start, end, vec, sha, model, extra in rows.iterator(
+    for pk, fid, text, entity, archived, created, start, end, vec, sha, model, extra in rows.iterator(
         chunk_size=CHUNK
     ):
         if not text or not text.strip():
@@ -86,18 +94,115 @@ def fact_candidates(*, character_id: int, embedder: Embedder | None) -> Iterator
             subject_kind=extra.get("subject_kind"),
             subject_id=extra.get("subject_id"),
             scope=extra.get("scope"),
+            pool=RECALL_POOL,
+            key=pk,
+        )
+
+
+RAW_TURN_POOL = "raw"  # turns of the raw log that fact extraction has not covered yet
+RAW_TURN_TIER = "raw_turn"
+RAW_TURN_KINDS = ("human", "ai")
+
+
+def raw_turns_covered_through(*, character_id: int) -> datetime | None:
+    """The raw log's timestamp up to which fact extraction has read the turns (None: nothing yet)."""
+    row: Any = (
+        ExtractionCursor.objects.filter(character_id=character_id)
+        .values_list("last_a_message_at", flat=True)
+        .first()
+    )
+    return row
+
+
+def raw_turn_candidates(
+    *,
+    character_id: int,
+    embedder: Embedder | None,
+    keys: Collection[int] | None = None,
+    after: tuple[datetime, int] | None = None,
+    covered: datetime | None = None,
+) -> Iterator[Candidate]:
+    """Human and AI turns of the raw log later than what extraction has covered (tier ``raw_turn``, BM25
+    only), so recall answers from the first turn, before (or without) any LLM; ``after`` = (timestamp,
+    id) of the last row already read. Raw rows of one character are written under its lock, so their
+    timestamps grow in commit order and "later than the last one read" misses none."""
+    if keys is not None:
+        return  # raw turns change only by arriving and by being covered (see index_cache)
+    if covered is None:
+        covered = raw_turns_covered_through(character_id=character_id)
+    rows = RawMessage.objects.filter(character_id=character_id)
+    if covered is not None:
+        rows = rows.filter(timestamp__gt=covered)
+    if after is not None:
+        rows = rows.filter(Q(timestamp__gt=after[0]) | Q(timestamp=after[0], pk__gt=after[1]))
+    for pk, message, timestamp in (
+        rows.order_by("timestamp", "pk").values_list("pk", "message", "timestamp").iterator(chunk_size=CHUNK)
+    ):
+        try:
+            parsed = json.loads(message)
+        except ValueError:
+            continue
+        if not isinstance(parsed, dict) or parsed.get("type") not in RAW_TURN_KINDS:
+            continue
+        data = parsed.get("data")
+        text = message_text(data.get("content") if isinstance(data, dict) else None)
+        if not text.strip():
+            continue
+        yield Candidate(
+            id=f"raw_{pk}",
+            text=text,
+            tier=RAW_TURN_TIER,
+            entity="master" if parsed["type"] == "human" else "neko",
+            created_at=timestamp,
+            event_start_at=timestamp,
+            pool=RAW_TURN_POOL,
+            key=pk,
         )
 
 
 PoolReader = Callable[..., Iterator[Candidate]]
-# One line per recallable layer. Reflections: add their reader here (tiers "reflection").
-RECALL_POOLS: tuple[PoolReader, ...] = (fact_candidates,)
+# One line per recallable layer, by the pool name its writes log (``character_memory_changed``).
+# Reflections: add their reader here (tiers "reflection").
+RECALL_POOLS: dict[str, PoolReader] = {RECALL_POOL: fact_candidates, RAW_TURN_POOL: raw_turn_candidates}
 
 
 def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
     """Every pool's candidates, streamed: the index consumes them one by one (no 100k-row list)."""
-    for reader in RECALL_POOLS:
+    for reader in RECALL_POOLS.values():
         yield from reader(character_id=character_id, embedder=embedder)
+
+
+@dataclass(frozen=True)
+class MemoryChanges:
+    """The logged changes after a version: which rows of which pool, and up to which version."""
+
+    through: int  # the last version read (the caller's position afterwards)
+    complete: bool  # False: a bump without detail or a pruned stretch of the log; only a rebuild is safe
+    rows: dict[str, set[int]]  # pool → keys whose row changed (or went)
+    vectors: dict[str, set[int]]  # pool → keys whose vector alone changed
+
+
+def memory_changes_since(*, character_id: int, version: int) -> MemoryChanges:
+    """The memory-change log of one character after ``version`` (one indexed range read)."""
+    rows: dict[str, set[int]] = {}
+    vectors: dict[str, set[int]] = {}
+    seen: set[int] = set()
+    complete = True
+    for at, pool, key, vector_only in (
+        MemoryChange.objects.filter(character_id=character_id, version__gt=version)
+        .order_by()
+        .values_list("version", "pool", "row", "vector_only")
+        .iterator(chunk_size=CHUNK)
+    ):
+        seen.add(at)
+        if not pool:
+            complete = False
+        elif key is not None:
+            (vectors if vector_only else rows).setdefault(pool, set()).add(key)
+    through = max(seen, default=version)
+    # Every bump logs at least one row, so a missing version means the log was pruned there.
+    complete = complete and len(seen) == through - version
+    return MemoryChanges(through=through, complete=complete, rows=rows, vectors=vectors)
 
 
 def character_by_name(*, name: str) -> Character | None:
@@ -111,22 +216,35 @@ class RecallCharacter:
     stop_names: list[str]
 
 
-def recall_character(*, name: str) -> RecallCharacter | None:
-    """What a recall request needs of its character, in one indexed query (no model instance)."""
-    row = (
-        Character.objects.filter(name=name)
-        .values_list("pk", "memory_version", "master_name", "master_nicknames")
-        .first()
-    )
-    if row is None:
-        return None
-    pk, version, master_name, nicknames = row
+def _recall_character(row: tuple[Any, ...]) -> RecallCharacter:
+    pk, name, version, master_name, nicknames = row
     # The same list as ``Character.stop_names``.
     names = [name, master_name, *(nicknames if isinstance(nicknames, list) else [])]
     return RecallCharacter(pk=pk, memory_version=int(version), stop_names=[n for n in names if n])
+
+
+_RECALL_FIELDS = ("pk", "name", "memory_version", "master_name", "master_nicknames")
+
+
+def recall_character(*, name: str) -> RecallCharacter | None:
+    """What a recall request needs of its character, in one indexed query (no model instance)."""
+    row = Character.objects.filter(name=name).values_list(*_RECALL_FIELDS).first()
+    return _recall_character(row) if row is not None else None
+
+
+def recent_recall_characters(*, limit: int) -> list[RecallCharacter]:
+    """The most recently active characters (never-active ones last), as ``recall_character`` gives them."""
+    rows = Character.objects.order_by(F("last_activity_at").desc(nulls_last=True), "-pk")
+    return [_recall_character(row) for row in rows.values_list(*_RECALL_FIELDS)[:limit]]
 
 
 def character_memory_version(*, character_id: int) -> int | None:
     """One indexed lookup per request: the version the recall cache compares with."""
     row: Any = Character.objects.filter(pk=character_id).values_list("memory_version", flat=True).first()
     return int(row) if row is not None else None
+
+
+def character_incarnation(*, character_id: int) -> str | None:
+    """What tells this character apart from one given the same key in a recreated database."""
+    created: Any = Character.objects.filter(pk=character_id).values_list("created_at", flat=True).first()
+    return created.isoformat() if created is not None else None

@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from nekomem.embeddings import EmbeddingError, get_embedder
 from nekomem.timewindows import TimeWindow, parse_time_window
-from recall import engine
+from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
-from recall.selectors import recall_character
+from recall.selectors import RAW_TURN_TIER, recall_character
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,7 @@ def hit_row(hit: Hit, *, explain: bool) -> dict[str, Any]:
     }
     if explain:
         row["explain"] = {
+            "pool": "raw turns" if c.tier == RAW_TURN_TIER else c.tier,
             "paths": {p: {"rank": h.rank, "score": round(h.score, 6)} for p, h in hit.paths.items()},
             "fused": row["score"],
         }
@@ -118,6 +119,9 @@ def recall_query(*, name: str, request: RecallRequest, now: datetime | None = No
             hits = index.search(query, config=config, query_vector=qvec, window=window)
         hits = _subject_filter(hits, request.subjects)
     body["results"] = [hit_row(h, explain=request.explain) for h in hits]
+    if request.explain:
+        # What this process's index cache has done so far: tests across processes read it here.
+        body["index"] = {name: index_cache.counters[name] for name in ("full_builds", "deltas", "delta_rows")}
     body["candidates_total"] = candidates_total
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     logger.info(

@@ -45,6 +45,12 @@ def internal_client(settings):
     return Client(HTTP_AUTHORIZATION=f"Bearer {settings.NEKOMEM_API_TOKEN}")
 
 
+@pytest.fixture(autouse=True)
+def _recall_snapshots_in_tmp(settings, tmp_path):
+    """Saved recall indexes go to the test's own directory, never to the checkout's var/."""
+    settings.RECALL_SNAPSHOT_DIR = str(tmp_path / "recall-index")
+
+
 def history(*pairs: tuple[str, str]) -> str:
     """Build an ``input_history`` JSON string from (type, content) pairs."""
     return json.dumps(

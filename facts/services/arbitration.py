@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from facts.models import Fact, FactDedupPair
+from facts.models import RECALL_POOL, Fact, FactDedupPair
 from facts.prompts import arbitration_messages, language_of
 from facts.selectors import dedup_pairs_pending
 from facts.services.editing import fact_text_set
@@ -119,7 +119,7 @@ def _apply(
     *, character_id: int, pairs: list[FactDedupPair], decisions: dict[int, dict[str, Any]], now: datetime
 ) -> int:
     resolved = 0
-    changed = False
+    changed: list[int] = []
     with transaction.atomic():
         character = lock_character(character_id)
         for index, pair in enumerate(pairs):
@@ -127,7 +127,8 @@ def _apply(
             if decision is None:
                 continue
             merged_text = _apply_one(pair=pair, decision=decision, stop_names=character.stop_names)
-            changed |= merged_text is not None
+            if merged_text is not None:
+                changed += [pk for pk in (pair.candidate_id, pair.existing_id) if pk is not None]
             # The pair row stays as the record of the decision; a deleted side's key becomes null.
             FactDedupPair.objects.filter(pk=pair.pk).update(
                 status=FactDedupPair.Status.DONE,
@@ -137,7 +138,7 @@ def _apply(
             )
             resolved += 1
         if changed:
-            character_memory_changed(character_id=character_id)
+            character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=changed)
     return resolved
 
 

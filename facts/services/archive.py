@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from facts.models import ExtractionCursor, Fact
+from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
@@ -33,9 +33,10 @@ def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force
         eligible = Fact.objects.filter(
             character_id=character_id, archived=False, absorbed=True, created_at__lt=now - ARCHIVE_AGE
         )
-        fact_ids = list(eligible.order_by("created_at", "pk").values_list("fact_id", flat=True))
-        if not fact_ids:
+        moving = list(eligible.order_by("created_at", "pk").values_list("pk", "fact_id"))
+        if not moving:
             return 0
+        fact_ids = [fact_id for _, fact_id in moving]
         Fact.objects.filter(character_id=character_id, fact_id__in=fact_ids).update(
             archived=True, archived_at=now, updated_at=now
         )
@@ -44,7 +45,7 @@ def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force
             event_type="fact.archived",
             payload={"fact_ids": fact_ids, "archived_at": now.isoformat()},
         )
-        character_memory_changed(character_id=character_id)
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[pk for pk, _ in moving])
     return len(fact_ids)
 
 
@@ -55,5 +56,6 @@ def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
     )
     event_append(character_id=character_id, event_type="fact.absorbed", payload={"fact_ids": list(fact_ids)})
     if changed:
-        character_memory_changed(character_id=character_id)
+        # ``absorbed`` is not visible to recall: the bump logs no row.
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[])
     return changed

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from facts.models import Fact, FactDedupPair
+from facts.models import RECALL_POOL, Fact, FactDedupPair
 from facts.services.records import FactDraft, fact_from_draft, fact_to_file_dict
 from facts.services.tokens import (
     dedup_index_refresh,
@@ -72,7 +72,10 @@ def facts_persist(
                 character_id=character_id, draft=draft, known=known, created_at=created_at, report=report
             )
         if report.created or report.upgraded:
-            character_memory_changed(character_id=character_id)
+            # An upgraded source is not visible to recall; only the new rows are.
+            character_memory_changed(
+                character_id=character_id, pool=RECALL_POOL, rows=[fact.pk for fact in report.created]
+            )
     logger.info(
         "facts persisted character=%s created=%d upgraded=%d exact=%d identical=%d queued=%d",
         character_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from facts.models import Fact
+from facts.models import RECALL_POOL, Fact
 from facts.services.records import fact_hash
 from facts.services.tokens import fact_index_add, fact_index_forget
 from nekomem.characters.locks import lock_character, lock_rows
@@ -44,14 +44,17 @@ def fact_update(
         fact.save()
         if text_changed:
             fact_index_add(fact=fact, stop_names=character.stop_names)
-        character_memory_changed(character_id=character_id)
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[fact.pk])
     return fact
 
 
 def fact_delete(*, character_id: int, fact_id: str) -> bool:
     with transaction.atomic():
         lock_character(character_id)
-        deleted, _ = Fact.objects.filter(character_id=character_id, fact_id=fact_id).delete()
+        doomed = list(
+            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", flat=True)
+        )
+        deleted, _ = Fact.objects.filter(pk__in=doomed).delete()
         if deleted:
-            character_memory_changed(character_id=character_id)
+            character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
     return bool(deleted)

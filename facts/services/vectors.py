@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import connection, transaction
 
-from facts.models import Fact
+from facts.models import RECALL_POOL, Fact
 from nekomem.characters.services import character_memory_changed
 
 # (fact pk, base64 float16 vector, sha256 of the embedded text, model id)
@@ -29,4 +29,6 @@ def fact_vectors_write(*, character_id: int, rows: list[VectorRow]) -> None:
             "embedding_model_id = %s WHERE id = %s AND character_id = %s",
             params,
         )
-        character_memory_changed(character_id=character_id)
+        character_memory_changed(
+            character_id=character_id, pool=RECALL_POOL, rows=[pk for pk, *_ in rows], vector_only=True
+        )

@@ -34,3 +34,24 @@ class Character(models.Model):
     def stop_names(self) -> list[str]:
         names = [self.name, self.master_name, *self.master_nicknames]
         return [n for n in names if n]
+
+
+class MemoryChange(models.Model):
+    """Which recallable rows one ``memory_version`` bump touched: the delta recall caches apply.
+
+    Every bump writes at least one row, so a reader at version v that sees versions v+1..w in the log
+    has missed nothing (a gap means the log was pruned: rebuild). ``pool`` empty means "anything may
+    have changed" (an import); ``row`` empty with a pool means a bump with no recall-visible row.
+    """
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="+", db_index=False)
+    version = models.PositiveBigIntegerField()
+    pool = models.CharField(max_length=16, blank=True)
+    row = models.BigIntegerField(null=True, blank=True)
+    vector_only = models.BooleanField(default=False, help_text="Only the row's cached vector changed.")
+
+    class Meta:
+        indexes = [models.Index(fields=["character", "version"], name="memory_change_since")]
+
+    def __str__(self) -> str:
+        return f"{self.character_id}@{self.version}:{self.pool}:{self.row}"

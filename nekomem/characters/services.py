@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from nekomem.characters.models import Character
+from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.names import validate_character_name
 
 
@@ -62,10 +64,25 @@ def character_touch(*, character_id: int, language: str | None = None) -> None:
     Character.objects.filter(pk=character_id).update(**fields)
 
 
-def character_memory_changed(*, character_id: int) -> None:
-    """Bump the recall-cache version in the database, inside the caller's write transaction.
+def character_memory_changed(
+    *, character_id: int, pool: str = "", rows: Iterable[int] | None = None, vector_only: bool = False
+) -> None:
+    """Bump the recall-cache version and log what changed, inside the caller's write transaction.
 
-    Every process compares it with the version its cached index was built from, so a change
-    made through any worker invalidates every worker's cache.
+    Every process compares the version with the one its cached index reflects and applies the logged
+    rows since (``pool`` and ``rows``: the primary keys of the rows written or deleted). Without a pool
+    the change is unknown in detail and readers rebuild. The version is read back under the row lock
+    the UPDATE takes, so versions are in commit order per character on every database.
     """
-    Character.objects.filter(pk=character_id).update(memory_version=F("memory_version") + 1)
+    with transaction.atomic():
+        Character.objects.filter(pk=character_id).update(memory_version=F("memory_version") + 1)
+        version = Character.objects.filter(pk=character_id).values_list("memory_version", flat=True).first()
+        if version is None:
+            return
+        keys: list[int | None] = [*sorted(set(rows))] if pool and rows is not None else []
+        MemoryChange.objects.bulk_create(
+            MemoryChange(
+                character_id=character_id, version=version, pool=pool, row=key, vector_only=vector_only
+            )
+            for key in keys or [None]
+        )

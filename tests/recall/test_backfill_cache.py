@@ -134,3 +134,23 @@ def test_an_idle_tick_does_not_load_the_model(character: Character) -> None:
     embeddings.reset_for_tests()
     assert embedding_backfill_tick() == 0
     assert embeddings.status()["state"] == "init"  # nothing to embed: the model was never loaded
+
+
+def test_the_backfill_runs_at_background_priority_and_gives_it_back() -> None:
+    import os
+
+    from recall.backfill import BACKFILL_NICE, background_priority
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    seen: list[int] = []
+
+    def other_thread() -> None:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    with background_priority():
+        assert os.getpriority(os.PRIO_PROCESS, 0) == max(before, BACKFILL_NICE)
+        worker = threading.Thread(target=other_thread)  # threads started inside inherit it
+        worker.start()
+        worker.join()
+    assert seen == [max(before, BACKFILL_NICE)]
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before

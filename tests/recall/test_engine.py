@@ -23,6 +23,7 @@ from recall.engine import (
     rrf_fuse,
     score_fuse,
 )
+from recall.engine import vectors as engine_vectors
 
 # Pure tests, but the session's startup fixture needs the test database to exist when run alone.
 pytestmark = pytest.mark.django_db
@@ -154,7 +155,7 @@ def test_vectors_off_is_bm25_only() -> None:
 
 
 def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:
-    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 100)
+    monkeypatch.setattr(engine_vectors, "EXACT_COSINE_ROWS", 100)
     rng = np.random.default_rng(7)
     # Vectors with structure (a few shared directions), as sentence embeddings have.
     basis = rng.normal(size=(16, 64))
@@ -162,7 +163,7 @@ def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:
     rows = [cand(i, f"row{i}", vector=v.astype(np.float32)) for i, v in enumerate(vectors)]
     big = RecallIndex(rows)
     assert big.matrix is None and big.coarse is not None
-    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 10_000)
+    monkeypatch.setattr(engine_vectors, "EXACT_COSINE_ROWS", 10_000)
     exact = RecallIndex(rows)
     assert exact.matrix is not None
     vector_only = engine.VECTORS_ONLY
@@ -227,7 +228,7 @@ def test_a_pool_whose_first_rows_have_no_vector_still_gets_vectors() -> None:
 
 
 def test_large_pool_compact_vectors_score_like_exact_cosine(monkeypatch) -> None:
-    monkeypatch.setattr(engine, "EXACT_COSINE_ROWS", 100)
+    monkeypatch.setattr(engine_vectors, "EXACT_COSINE_ROWS", 100)
     rng = np.random.default_rng(11)
     basis = rng.normal(size=(24, 128))
     vectors = (rng.normal(size=(2000, 24)) @ basis + 0.5 * rng.normal(size=(2000, 128))).astype(np.float32)

@@ -1,0 +1,273 @@
+"""Recall at scale on realistic data, as a user meets it: import, backfill beside queries, restarts.
+
+    .venv/bin/python bench/recall_realistic.py [--facts 100000] [--raw 100000] [--backfill-minutes 6]
+
+One character gets ``--facts`` distinct facts made of real conversation text (openings of the
+development sets' turns joined, ~30 words each) and ``--raw`` raw-log rows (the turns themselves, in
+``time_indexed.db``). The server is started as ``make run`` starts it (HTTP workers and the task
+cluster, vectors on, no LLM provider) on a fresh SQLite database; the directory is imported with
+``manage.py import_memory`` while it runs, and everything else goes through HTTP:
+
+- import time (the command, wall clock);
+- the embedding backfill (the cluster's schedule) until every fact has a vector, or the time allowed;
+- ``/query_memory`` latency while the backfill runs (one client, probe questions of every set);
+- at rest, warm (after the backfill, or when the time allowed ran out, then labelled so);
+- the first query after one new fact (written by another process, as extraction would), per worker;
+- the first query after a server restart (the workers load their saved index).
+
+Needs ../shared/data (or NEKOMEM_SHARED_DATA). On a shared 2-core machine the numbers are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import http.client
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.recall_speed import percentile, questions  # noqa: E402
+from tests.support.dataset import SETS, turns  # noqa: E402
+from tests.support.server_process import ServerProcess, provision_database  # noqa: E402
+
+NAME = "realistic"
+WORDS_PER_FACT = 30
+T0 = datetime(2025, 1, 1, 9, 0)
+ADD_FACT = (
+    "from facts.services import FactDraft, facts_persist; "
+    "from nekomem.characters.models import Character; "
+    "facts_persist(character_id=Character.objects.get(name={name!r}).pk, drafts=[FactDraft(text={text!r})])"
+)
+
+
+def words_of(text: str) -> list[str]:
+    # Chinese has no spaces: a run of 2 characters stands for a word.
+    if " " in text.strip():
+        return text.split()
+    compact = "".join(text.split())
+    return [compact[i : i + 2] for i in range(0, len(compact), 2)]
+
+
+def fact_texts(n: int, pool: list[str]) -> list[str]:
+    """``n`` distinct texts of ~30 words, each the openings of turns taken with a stride of its own."""
+    out: list[str] = []
+    seen: set[str] = set()
+    i = 0
+    while len(out) < n:
+        stride = 1 + (i * 7919) % 97
+        words: list[str] = []
+        j = i
+        while len(words) < WORDS_PER_FACT:
+            words += words_of(pool[j % len(pool)])[: 4 + (i + j) % 5]
+            j += stride
+        joiner = " " if " " in pool[i % len(pool)] else ""
+        text = joiner.join(words[:WORDS_PER_FACT])
+        i += 1
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def write_directory(root: Path, *, facts: int, raw: int) -> None:
+    pool = [t["text"] for s in SETS for t in turns(s) if t["text"].strip()]
+    folder = root / NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for i, text in enumerate(fact_texts(facts, pool)):
+        when = T0 + timedelta(minutes=i)
+        digest = hashlib.sha256(f"{i}\0{text}".encode()).hexdigest()
+        entries.append(
+            {
+                "id": f"fact_{when:%Y%m%d%H%M%S}_{digest[:8]}",
+                "text": text,
+                "importance": 5,
+                "entity": "master",
+                "source": "user_observation",
+                "tags": [],
+                "hash": digest[:16],
+                "created_at": when.isoformat(),
+                "event_when_raw": None,
+                "event_start_at": when.isoformat(),
+                "event_end_at": None,
+                "schema_version": 2,
+                "absorbed": False,
+                "signal_processed": True,
+            }
+        )
+    (folder / "facts.json").write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+    db = sqlite3.connect(folder / "time_indexed.db")
+    db.execute(
+        "CREATE TABLE time_indexed_original"
+        " (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT, timestamp DATETIME)"
+    )
+    rows = []
+    for i in range(raw):
+        message = {"type": "human" if i % 2 == 0 else "ai", "data": {"content": pool[i % len(pool)]}}
+        when = T0 + timedelta(seconds=30 * i)
+        rows.append((f"session-{i // 20}", json.dumps(message, ensure_ascii=False), when.isoformat(" ")))
+    db.executemany(
+        "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)", rows
+    )
+    db.commit()
+    db.close()
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+
+    def ask(self, query: str) -> float:
+        body = json.dumps({"query": query}, ensure_ascii=False).encode()
+        started = time.perf_counter()
+        try:
+            self.conn.request(
+                "POST", f"/query_memory/{quote(NAME)}", body, {"Content-Type": "application/json"}
+            )
+            response = self.conn.getresponse()
+            payload = json.loads(response.read())
+        except (http.client.HTTPException, OSError):
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+            raise
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status != 200 or "error_code" in payload:
+            raise RuntimeError(f"bad answer {response.status}: {payload}")
+        return elapsed
+
+
+def vectors_done(database, total: int) -> int:
+    rows = database.query("SELECT COUNT(*) FROM facts_fact WHERE embedding <> ''")
+    return int(rows[0][0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--raw", type=int, default=100_000)
+    parser.add_argument("--backfill-minutes", type=float, default=6.0)
+    parser.add_argument(
+        "--workers", type=int, default=0, help="NEKOMEM_WORKERS for the server (0: its default)"
+    )
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="nekomem-recall-realistic-"))
+    started = time.monotonic()
+    write_directory(work / "import", facts=args.facts, raw=args.raw)
+    print(
+        f"data written in {time.monotonic() - started:.0f}s: {args.facts} facts, {args.raw} raw rows",
+        flush=True,
+    )
+    database = provision_database(work, postgres_url=None)
+    env = {"NEKOMEM_WORKERS": str(args.workers)} if args.workers else {}
+    server = ServerProcess(database=database, var_dir=work / "var", extra_env=env)
+    qs = questions()
+    results: dict[str, tuple[str, str, str]] = {}
+    try:
+        server.start(ready_timeout=180)
+        client = Client(server.port)
+
+        started = time.monotonic()
+        server.manage("import_memory", str(work / "import"), timeout=3600)
+        import_seconds = time.monotonic() - started
+        results["import"] = ("import_memory of the directory", f"{import_seconds:.0f} s", "≤ 60 s")
+        print(f"imported in {import_seconds:.0f}s", flush=True)
+
+        started = time.monotonic()
+        client.ask(qs[0])
+        print(f"first query after the import (a full build): {time.monotonic() - started:.1f}s", flush=True)
+
+        during: list[float] = []
+        backfill_started = time.monotonic()
+        deadline = backfill_started + args.backfill_minutes * 60
+        done = vectors_done(database, args.facts)
+        checked = time.monotonic()
+        i = 0
+        while done < args.facts and time.monotonic() < deadline:
+            with contextlib.suppress(http.client.HTTPException, OSError):
+                during.append(client.ask(qs[i % len(qs)]))
+            i += 1
+            time.sleep(0.2)
+            if time.monotonic() - checked > 10:
+                done, checked = vectors_done(database, args.facts), time.monotonic()
+                print(f"  backfill: {done} vectors after {checked - backfill_started:.0f}s", flush=True)
+        backfill_seconds = time.monotonic() - backfill_started
+        done = vectors_done(database, args.facts)
+        finished = done >= args.facts
+        rate = done / backfill_seconds if backfill_seconds else 0.0
+        backfill = (
+            f"{backfill_seconds:.0f} s" if finished else f"{done} of {args.facts} in {backfill_seconds:.0f} s"
+        )
+        backfill += f" ({rate:.0f}/s)"
+        results["backfill"] = ("embedding backfill to every vector", backfill, "≤ 300 s")
+        if during:
+            p50, p95 = statistics.median(during), percentile(during, 0.95)
+            value = f"p50 {p50:.1f} / p95 {p95:.1f} ms (n={len(during)})"
+        else:
+            value = "no answer"
+        results["during"] = ("/query_memory while the backfill runs", value, "p95 ≤ 60 ms")
+
+        for q in qs[:16]:  # every worker catches up with the last vectors
+            client.ask(q)
+        rest = [client.ask(qs[j % len(qs)]) for j in range(200)]
+        label = "at rest, warm" if finished else "warm, backfill still running"
+        results["rest"] = (
+            f"/query_memory {label}",
+            f"p50 {statistics.median(rest):.1f} / p95 {percentile(rest, 0.95):.1f} ms",
+            "p95 ≤ 30 ms",
+        )
+
+        after_fact = []
+        for k in range(3):
+            server.manage(
+                "shell", "-c", ADD_FACT.format(name=NAME, text=f"主人第{k}次提到新的爱好：陶艺和手冲咖啡")
+            )
+            after_fact.append(client.ask(qs[k]))
+            after_fact += [client.ask(qs[k + j]) for j in range(1, 4)]  # the other workers' first too
+        results["new_fact"] = (
+            "first query after one new fact (any worker)",
+            f"max {max(after_fact):.1f} / median {statistics.median(after_fact):.1f} ms",
+            "≤ 50 ms",
+        )
+
+        server.stop()
+        server.start(ready_timeout=180)
+        client = Client(server.port)
+        firsts = [client.ask(qs[j]) for j in range(4)]
+        results["restart"] = (
+            "first query after a server start (each worker's first)",
+            f"max {max(firsts):.0f} / first {firsts[0]:.0f} ms",
+            "≤ 1000 ms",
+        )
+    finally:
+        server.stop()
+        database.drop()
+
+    print(
+        f"\nRecall at scale: {args.facts} facts + {args.raw} raw-log rows, one character,"
+        " HTTP under make run\n"
+    )
+    head = f"{'what':<56} {'measured':<44} {'target':<12}"
+    print(head)
+    print("-" * len(head))
+    for key in ("import", "backfill", "during", "rest", "new_fact", "restart"):
+        if key in results:
+            what, value, target = results[key]
+            print(f"{what:<56} {value:<44} {target:<12}")
+    print(f"\n(load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""BM25 (Lucene IDF, k1 1.5, b 0.75) as a sparse precomputed index, and the lexical views (tokenizers)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nekomem.textproc import recall_tokens, search_tokens
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+
+# Lexical views: a name → tokenizer(text, stop_names). Adding a view here makes it available to configs.
+Tokenizer = Callable[[str, Sequence[str]], list[str]]
+LEXICAL_VIEWS: dict[str, Tokenizer] = {
+    "original": lambda text, names: recall_tokens(text, names),
+    "words": lambda text, names: search_tokens(text, names),
+    "unigrams": lambda text, names: search_tokens(text, names, unigrams=True),
+}
+
+
+def term_hash(token: str) -> int:
+    """A token's 64-bit key, the same in every process (the vocabulary is stored as these)."""
+    return int.from_bytes(
+        hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+class Bm25View:
+    """One lexical view of a pool: its tokenizer and a sparse BM25 index (Lucene IDF) that takes changes.
+
+    The layout bm25s uses (one column per term listing the documents that contain it), built with numpy
+    from a flat token-id array so a 100k-row pool needs no per-document Python lists; a column holds
+    term frequencies and a query turns its columns into scores on the original's scale (``(k1 + 1)``
+    included). After ``freeze`` the vocabulary is a sorted array of the tokens' 64-bit hashes (8 bytes a
+    term instead of a dict entry and a string). A collision between two distinct terms (≈ n²/2⁶⁴) would
+    only merge their columns.
+
+    Rows added after ``freeze`` go to small per-term posting lists beside the frozen columns, and removed
+    rows are tombstoned; document frequencies, the live row count and the total length are kept for the
+    live rows only, and every score is computed from them at query time. So a view that took changes
+    scores every live row exactly (bit for bit) as a view built from the live rows would.
+    """
+
+    def __init__(
+        self, tokenizer: Tokenizer, texts: Iterable[str] = (), stop_names: Sequence[str] = ()
+    ) -> None:
+        self.tokenizer = tokenizer
+        self.stop_names = tuple(stop_names)
+        self._vocab: dict[str, int] | None = {}
+        self._tokens = array("i")  # every document's token ids, concatenated (until frozen)
+        self._build_lengths = array("i")  # tokens per document (until frozen)
+        self.size = 0
+        self._keys = np.zeros(0, dtype=np.int64)  # sorted token hashes
+        self._columns = np.zeros(0, dtype=np.int32)  # column of each key
+        self._indptr = np.zeros(1, dtype=np.int64)
+        self._indices = np.zeros(0, dtype=np.int32)
+        self._tf = np.zeros(0, dtype=np.uint8)
+        self._df = np.zeros(0, dtype=np.int64)  # frozen columns' document frequencies (live rows)
+        self._lengths = np.zeros(0, dtype=np.int32)  # tokens per row, every row
+        self._alive = np.zeros(0, dtype=bool)
+        self._live = 0
+        self._total_length = 0  # of the live rows
+        self._added: dict[int, tuple[array[int], array[int]]] = {}  # hash → (rows, tfs) added after freeze
+        self._df_change: dict[int, int] = {}  # hash → live document-frequency change since freeze
+        self._norm_for: tuple[int, int, int] | None = None
+        self._norm = np.zeros(0, dtype=np.float32)  # k1·(1 − b + b·dl/avgdl) per row
+        for text in texts:
+            self.add(text)
+        if self.size:
+            self.freeze()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The tokenizer is saved by its view name (tokenizers are functions of this module).
+        state = dict(self.__dict__)
+        state["tokenizer"] = next(name for name, fn in LEXICAL_VIEWS.items() if fn is self.tokenizer)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.tokenizer = LEXICAL_VIEWS[state["tokenizer"]]
+
+    def add(self, text: str) -> None:
+        assert self._vocab is not None, "frozen"
+        vocab = self._vocab
+        ids = [vocab.setdefault(tok, len(vocab)) for tok in self.tokenizer(text, self.stop_names)]
+        self._tokens.extend(ids)
+        self._build_lengths.append(len(ids))
+        self.size += 1
+
+    def freeze(self) -> None:
+        """Compute the sparse term-frequency columns and drop the build-time structures."""
+        if self._vocab is None:
+            return
+        vocab, self._vocab = self._vocab, None
+        n, n_terms = self.size, len(vocab)
+        tokens = np.frombuffer(self._tokens, dtype=np.int32) if self._tokens else np.zeros(0, np.int32)
+        lengths = (
+            np.frombuffer(self._build_lengths, dtype=np.int32).copy()
+            if self._build_lengths
+            else np.zeros(0, np.int32)
+        )
+        self._lengths = lengths
+        self._alive = np.ones(n, dtype=bool)
+        self._live = n
+        self._total_length = int(lengths.sum(dtype=np.int64))
+        if n and tokens.size:
+            # (term, document) pairs in column order, with their term frequencies.
+            pairs, tf = np.unique(
+                tokens.astype(np.int64) * n + np.repeat(np.arange(n, dtype=np.int64), lengths),
+                return_counts=True,
+            )
+            terms = (pairs // n).astype(np.int32)
+            docs = (pairs % n).astype(np.int32)
+            del pairs
+            df = np.bincount(terms, minlength=n_terms)
+            self._df = df.astype(np.int64)
+            # Term frequencies, not scores, are stored (1 byte a posting instead of 4); a query computes
+            # the scores of its own terms' postings. A term repeated > 255 times in one row counts 255.
+            self._tf = np.minimum(tf, 255).astype(np.uint8)
+            self._indices = docs
+            self._indptr = np.concatenate(([0], np.cumsum(df))).astype(np.int64)
+            keys = np.fromiter((term_hash(t) for t in vocab), dtype=np.int64, count=n_terms)
+            order = np.argsort(keys, kind="stable")
+            self._keys = keys[order]
+            self._columns = np.fromiter(vocab.values(), dtype=np.int32, count=n_terms)[order]
+        self._tokens = array("i")
+        self._build_lengths = array("i")
+
+    # --- changes after freeze ------------------------------------------------------------------------
+
+    def _counts(self, text: str) -> tuple[dict[int, int], int]:
+        tokens = self.tokenizer(text, self.stop_names)
+        counts: dict[int, int] = {}
+        for token in tokens:
+            key = term_hash(token)
+            counts[key] = counts.get(key, 0) + 1
+        return counts, len(tokens)
+
+    def append(self, texts: Sequence[str]) -> None:
+        """Add rows ``size …`` after freeze (their numbers are the next free ones)."""
+        self.freeze()
+        lengths = array("i")
+        for text in texts:
+            row = self.size
+            counts, length = self._counts(text)
+            for key, tf in counts.items():
+                rows, tfs = self._added.setdefault(key, (array("i"), array("i")))
+                rows.append(row)
+                tfs.append(min(tf, 255))
+                self._df_change[key] = self._df_change.get(key, 0) + 1
+            lengths.append(length)
+            self._total_length += length
+            self.size += 1
+            self._live += 1
+        if lengths:
+            self._lengths = np.concatenate((self._lengths, np.frombuffer(lengths, dtype=np.int32)))
+            self._alive = np.concatenate((self._alive, np.ones(len(lengths), dtype=bool)))
+
+    def remove(self, row: int, text: str) -> None:
+        """Tombstone a live row; ``text`` is the text it was added with."""
+        self.freeze()
+        if not self._alive[row]:
+            return
+        counts, length = self._counts(text)
+        for key in counts:
+            self._df_change[key] = self._df_change.get(key, 0) - 1
+        self._alive[row] = False
+        self._live -= 1
+        self._total_length -= length
+
+    @property
+    def dead(self) -> int:
+        return self.size - self._live
+
+    # --- queries -------------------------------------------------------------------------------------
+
+    def _row_norms(self) -> np.ndarray:
+        state = (self.size, self._live, self._total_length)
+        if self._norm_for != state:
+            avgdl = max(self._total_length / self._live, 1e-9) if self._live else 1e-9
+            self._norm = (BM25_K1 * (1 - BM25_B + BM25_B * self._lengths.astype(np.float64) / avgdl)).astype(
+                np.float32
+            )
+            self._norm_for = state
+        return self._norm
+
+    def _postings(self, key: int) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
+        """(live document frequency, [(rows, tfs)…]) of one term hash."""
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        df = self._df_change.get(key, 0)
+        if self._keys.size:
+            at = min(int(np.searchsorted(self._keys, key)), self._keys.size - 1)
+            if self._keys[at] == key:
+                column = int(self._columns[at])
+                start, end = self._indptr[column], self._indptr[column + 1]
+                parts.append((self._indices[start:end], self._tf[start:end]))
+                df += int(self._df[column])
+        added = self._added.get(key)
+        if added is not None:
+            parts.append((np.frombuffer(added[0], dtype=np.int32), np.frombuffer(added[1], dtype=np.int32)))
+        return df, parts
+
+    def scores(self, query: str) -> np.ndarray:
+        """Scores of every row on the original's scale (0 where no query term occurs, and on dead rows)."""
+        self.freeze()
+        scores = np.zeros(self.size, dtype=np.float32)
+        if not self._live:
+            return scores
+        norm = self._row_norms()
+        k1_plus_1 = np.float32(BM25_K1 + 1)
+        # Query terms de-duplicated (§4.3); unknown terms contribute nothing.
+        for token in dict.fromkeys(self.tokenizer(query, self.stop_names)):
+            df, parts = self._postings(term_hash(token))
+            if df <= 0:
+                continue
+            idf = np.float32(math.log1p((self._live - df + 0.5) / (df + 0.5)))
+            for rows, tfs in parts:
+                tf = tfs.astype(np.float32)
+                # A row occurs once per column, so a fancy-indexed add is exact (no np.add.at).
+                scores[rows] += idf * tf * k1_plus_1 / (tf + norm[rows])
+        if self._live < self.size:
+            scores[~self._alive] = 0.0
+        return scores
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self._keys, self._columns, self._indptr, self._indices, self._tf, self._df, self._norm)
+        return sum(a.nbytes for a in arrays) + self._lengths.nbytes + self._alive.nbytes
+
+
+def bm25_reference_score(query: Sequence[str], doc: Sequence[str], corpus: Sequence[Sequence[str]]) -> float:
+    """The original's formula written out (for tests): Σ idf·tf(k1+1)/(tf + k1(1−b+b·dl/avgdl))."""
+    n_docs = len(corpus)
+    avgdl = sum(len(d) for d in corpus) / n_docs
+    total = 0.0
+    for term in dict.fromkeys(query):
+        n = sum(1 for d in corpus if term in d)
+        tf = list(doc).count(term)
+        if not tf:
+            continue
+        idf = math.log((n_docs - n + 0.5) / (n + 0.5) + 1)
+        total += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avgdl))
+    return total

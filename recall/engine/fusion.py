@@ -1,0 +1,61 @@
+"""Fusing the paths' rankings (RRF or normalised scores) and picking a path's top rows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+def rrf_fuse(
+    rankings: Mapping[str, Sequence[int]], *, k: int = 60, weights: Mapping[str, float] | None = None
+) -> list[tuple[int, float]]:
+    """Weighted reciprocal-rank fusion: Σ w/(k + rank), ranks 1-based; best first, ties by first seen."""
+    fused: dict[int, float] = {}
+    for path, rows in rankings.items():
+        weight = (weights or {}).get(path, 1.0)
+        for rank, row in enumerate(rows, start=1):
+            fused[row] = fused.get(row, 0.0) + weight / (k + rank)
+    order = sorted(fused.items(), key=lambda item: -item[1])  # stable: ties keep insertion order
+    return order
+
+
+def score_fuse(
+    rankings: Mapping[str, Sequence[int]],
+    scores: Mapping[str, np.ndarray],
+    *,
+    weights: Mapping[str, float] | None = None,
+    floors: Mapping[str, float] | None = None,
+) -> list[tuple[int, float]]:
+    """Normalised score fusion over the union of the candidate lists: each path's score is mapped to
+    [0, 1] between its floor and its best listed score, weighted and summed."""
+    union = list(dict.fromkeys(row for rows in rankings.values() for row in rows))
+    fused = dict.fromkeys(union, 0.0)
+    for path, rows in rankings.items():
+        if not rows:
+            continue
+        weight = (weights or {}).get(path, 1.0)
+        floor = (floors or {}).get(path, 0.0)
+        column = scores[path]
+        top = float(column[rows[0]])
+        span = max(top - floor, 1e-9)
+        for row in union:
+            fused[row] += weight * max(0.0, min(1.0, (float(column[row]) - floor) / span))
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def top_rows(
+    scores: np.ndarray, allowed: np.ndarray, threshold: float, limit: int, *, order: np.ndarray | None = None
+) -> list[int]:
+    """Row numbers of the best ``limit`` scores ≥ threshold (and > 0) among allowed rows; ties by
+    ``order`` (the rows' keys), else by row."""
+    keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
+    if keep.size == 0 or limit <= 0:
+        return []
+    if keep.size > limit:
+        # Partial selection first: sorting every matching row costs more than scoring them at 100k.
+        cut = np.partition(scores[keep], keep.size - limit)[keep.size - limit]
+        keep = keep[scores[keep] >= cut]
+    ties = keep if order is None else order[keep]
+    ranked = keep[np.lexsort((ties, -scores[keep]))]
+    return ranked[:limit].tolist()

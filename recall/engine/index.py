@@ -1,0 +1,346 @@
+"""The per-character recall index: columns built in one pass, answering hybrid and time queries."""
+
+from __future__ import annotations
+
+import math
+import threading
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from nekomem.timewindows import TimeWindow
+from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
+from recall.engine.columns import RowStore
+from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
+from recall.engine.fusion import rrf_fuse, score_fuse, top_rows
+from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
+from recall.engine.vectors import VectorBuilder, unit_rows, vectors_append, vectors_set
+
+COARSE_CHUNK = 8192
+RESCORE_ROWS = 1000
+
+
+class RecallIndex:
+    """Everything recall needs for one character's pools, built once and then kept up to date.
+
+    Built in one pass over the candidates (an iterator is fine: a 100k-row pool is never held as
+    Python objects), into columns: texts and ids as UTF-8 buffers, times as int64, vectors as float32
+    (≤ ``EXACT_COSINE_ROWS`` rows: exact cosine) or int8 + a 64-d projection (coarse then exact).
+
+    Changes arrive as rows (``apply``): a changed or removed row is tombstoned, a new or changed one is
+    appended, and a vector alone is filled in place. BM25 statistics follow the live rows exactly, and
+    ties rank by the row's key (its primary key), so the answers equal those of an index rebuilt from
+    the same rows. ``changed_rows`` tells the owner when a rebuild would pay (compaction).
+    """
+
+    matrix: np.ndarray | None
+    coarse: np.ndarray | None
+    coarse_scale: np.ndarray | None
+    projection: np.ndarray | None
+    q8: np.ndarray | None
+    q8_scale: np.ndarray | None
+    has_vector: np.ndarray
+
+    def __init__(
+        self,
+        candidates: Iterable[Candidate],
+        *,
+        stop_names: Sequence[str] = (),
+        views: Sequence[str] = ("original", "words"),
+        dim: int | None = None,
+    ) -> None:
+        self.lock = threading.RLock()  # queries and changes of one index take turns
+        self.stop_names = tuple(stop_names)
+        self.views = {name: Bm25View(LEXICAL_VIEWS[name], (), self.stop_names) for name in views}
+        self.rows = RowStore()
+        self.matrix = self.coarse = self.coarse_scale = self.projection = self.q8 = self.q8_scale = None
+        self._row_of: dict[tuple[str, int], int] = {}
+        self.changed_rows = 0  # rows tombstoned or appended since the build
+        self.filled_vectors = 0  # vectors filled in place since the build
+        vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
+        unvectored = 0  # rows seen before the first vector tells the dimension
+        starts, ends, order = array("d"), array("d"), array("q")
+        for c in candidates:
+            if not _indexable(c):
+                continue
+            if vectors is None and c.vector is not None:
+                vectors = VectorBuilder(int(np.asarray(c.vector).reshape(-1).shape[0]))
+                for _ in range(unvectored):
+                    vectors.append(None)
+            row = len(self.rows)
+            self.rows.append(c)
+            for view in self.views.values():
+                view.add(c.text)
+            span = c.event_span()
+            starts.append(span[0].timestamp() if span else math.nan)
+            ends.append(span[1].timestamp() if span else math.nan)
+            order.append(c.key if c.key is not None else row)
+            if c.key is not None:
+                self._row_of[(c.pool, c.key)] = row
+            if vectors is None:
+                unvectored += 1
+            else:
+                vector = None if c.vector is None else np.asarray(c.vector, dtype=np.float32).reshape(-1)
+                vectors.append(vector)
+        self.rows.strings.freeze()
+        for view in self.views.values():
+            view.freeze()
+        n = len(self.rows)
+        self.span_start = np.frombuffer(starts, dtype=np.float64).copy() if n else np.zeros(0)
+        self.span_end = np.frombuffer(ends, dtype=np.float64).copy() if n else np.zeros(0)
+        self.order = np.frombuffer(order, dtype=np.int64).copy() if n else np.zeros(0, np.int64)
+        self.alive = np.ones(n, dtype=bool)
+        self._live = n
+        self.cosine_pool = self.rows.tiers.mask(TIERS_COSINE)
+        if vectors is None:
+            vectors = VectorBuilder(0)
+            for _ in range(unvectored):
+                vectors.append(None)
+        self.dim = vectors.dim
+        vectors.build(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["lock"]
+        if self.matrix is not None:
+            # Rows without a vector are zeros: saved as the rows that have one (a fresh import has none).
+            state["matrix"] = (self.matrix.shape, self.matrix[self.has_vector])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if state.get("matrix") is not None:
+            shape, rows = state["matrix"]
+            matrix = np.zeros(shape, dtype=np.float32)
+            matrix[state["has_vector"]] = rows
+            state["matrix"] = matrix
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Every live row as a record (tests and small tools; queries rebuild only their hits)."""
+        return [self.rows.candidate(i) for i in np.flatnonzero(self.alive).tolist()]
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate bytes held by the index's arrays and buffers."""
+        arrays = (self.matrix, self.coarse, self.projection, self.q8, self.q8_scale, self.has_vector)
+        total = sum(a.nbytes for a in arrays if a is not None)
+        total += self.span_start.nbytes + self.span_end.nbytes + self.cosine_pool.nbytes + self.order.nbytes
+        total += sum(v.nbytes for v in self.views.values())
+        return total + self.rows.strings.nbytes
+
+    def __len__(self) -> int:
+        return self._live
+
+    # --- changes -------------------------------------------------------------------------------------
+
+    def pool_rows(self, pool: str) -> list[tuple[int, datetime]]:
+        """(key, created_at) of the live rows of one pool."""
+        out = []
+        for (row_pool, key), row in self._row_of.items():
+            created = self.rows.created[row] if row_pool == pool else None
+            if created is not None:
+                out.append((key, created))
+        return out
+
+    def row_of(self, pool: str, key: int) -> int | None:
+        """The live row holding ``key`` of ``pool``, if any."""
+        return self._row_of.get((pool, key))
+
+    def apply(
+        self,
+        *,
+        pool: str,
+        upserts: Sequence[Candidate] = (),
+        removed: Iterable[int] = (),
+        vectors: Mapping[int, np.ndarray | None] | None = None,
+    ) -> None:
+        """Take changed rows of one pool: ``upserts`` replace (or add) rows by key, ``removed`` keys are
+        tombstoned, ``vectors`` fill the vector of rows whose text did not change."""
+        with self.lock:
+            for key in [*removed, *(c.key for c in upserts if c.key is not None)]:
+                row = self._row_of.pop((pool, key), None)
+                if row is not None:
+                    self._tombstone(row)
+            self._append([c for c in upserts if _indexable(c)])
+            if vectors:
+                self._fill_vectors(pool, vectors)
+
+    def _tombstone(self, row: int) -> None:
+        _, text = self.rows.strings[row]
+        for view in self.views.values():
+            view.remove(row, text)
+        self.alive[row] = False
+        self.has_vector[row] = False
+        if self.matrix is not None:
+            self.matrix[row] = 0.0  # as a row without a vector is (and is saved)
+        self._live -= 1
+        self.changed_rows += 1
+
+    def _append(self, new: Sequence[Candidate]) -> None:
+        if not new:
+            return
+        first = len(self.rows)
+        for offset, c in enumerate(new):
+            self.rows.append(c)
+            if c.key is not None:
+                self._row_of[(c.pool, c.key)] = first + offset
+        self.rows.strings.freeze()
+        for view in self.views.values():
+            view.append([c.text for c in new])
+        spans = [c.event_span() for c in new]
+        self.span_start = np.concatenate(
+            (self.span_start, [s[0].timestamp() if s else math.nan for s in spans])
+        )
+        self.span_end = np.concatenate((self.span_end, [s[1].timestamp() if s else math.nan for s in spans]))
+        keys = [c.key if c.key is not None else first + i for i, c in enumerate(new)]
+        self.order = np.concatenate((self.order, np.asarray(keys, dtype=np.int64)))
+        self.alive = np.concatenate((self.alive, np.ones(len(new), dtype=bool)))
+        self.cosine_pool = np.concatenate((self.cosine_pool, [c.tier in TIERS_COSINE for c in new]))
+        rows, has = unit_rows([c.vector for c in new], self.dim)
+        vectors_append(self, rows, has)
+        self._live += len(new)
+        self.changed_rows += len(new)
+
+    def _fill_vectors(self, pool: str, vectors: Mapping[int, np.ndarray | None]) -> None:
+        at, given = [], []
+        for key, vector in vectors.items():
+            row = self._row_of.get((pool, key))
+            if row is not None and vector is not None and self.cosine_pool[row]:
+                at.append(row)
+                given.append(vector)
+        rows, has = unit_rows(given, self.dim)
+        vectors_set(self, np.asarray(at, dtype=np.int64)[has], rows[has])
+        self.filled_vectors += int(has.sum())
+
+    @staticmethod
+    def _floors(config: RecallConfig) -> dict[str, float]:
+        floors = {f"bm25:{name}": 0.0 for name, _ in config.lexical}
+        floors["cosine"] = config.cosine_threshold
+        return floors
+
+    def _cosine(self, q: np.ndarray, pool: np.ndarray, also: list[int]) -> np.ndarray:
+        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1)."""
+        if self.matrix is not None:
+            return self.matrix @ q
+        assert self.coarse is not None and self.projection is not None
+        assert self.q8 is not None and self.q8_scale is not None
+        projected = q @ self.projection
+        approx = np.empty(self.coarse.shape[0], dtype=np.float32)
+        for start in range(0, approx.size, COARSE_CHUNK):  # int8 → float32 a cache-sized block at a time
+            block = self.coarse[start : start + COARSE_CHUNK].astype(np.float32)
+            approx[start : start + COARSE_CHUNK] = block @ projected
+        approx[~pool] = -np.inf
+        take = min(RESCORE_ROWS, approx.size)
+        rows = np.argpartition(approx, approx.size - take)[approx.size - take :]
+        rows = np.union1d(rows, np.asarray(also, dtype=np.int64))
+        scores = np.full(approx.shape, -1.0, dtype=np.float32)
+        scores[rows] = (self.q8[rows].astype(np.float32) @ q) * self.q8_scale[rows]
+        return scores
+
+    # --- time ----------------------------------------------------------------------------------------
+
+    def in_window(self, window: TimeWindow) -> np.ndarray:
+        """Rows whose event span overlaps ``[start, end)``; rows without a timestamp never do."""
+        start, end = window.start.timestamp(), window.end.timestamp()
+        with np.errstate(invalid="ignore"):
+            return (self.span_start < end) & (self.span_end >= start)
+
+    def by_time(self, window: TimeWindow, *, limit: int = RESULT_CAP) -> list[Hit]:
+        """§4.5 ``recall_by_time``: inside first, then by distance to the window, then newest start."""
+        with self.lock:
+            return self._by_time(window, limit=limit)
+
+    def _by_time(self, window: TimeWindow, *, limit: int) -> list[Hit]:
+        start, end = window.start.timestamp(), window.end.timestamp()
+        dated = np.flatnonzero(~np.isnan(self.span_start) & self.alive)
+        if dated.size == 0:
+            return []
+        s, e = self.span_start[dated], self.span_end[dated]
+        inside = (s < end) & (e >= start)
+        distance = np.where(inside, 0.0, np.maximum(s - end, 0.0) + np.maximum(start - e, 0.0))
+        order = np.lexsort((self.order[dated], -s, distance, ~inside))[:limit]
+        return [Hit(candidate=self.rows.candidate(int(dated[i])), score=None) for i in order]
+
+    # --- hybrid --------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        config: RecallConfig = DEFAULT,
+        query_vector: np.ndarray | None = None,
+        window: TimeWindow | None = None,
+    ) -> list[Hit]:
+        """Hybrid recall; ``window`` hard-filters every pool first (query + time routing)."""
+        with self.lock:
+            return self._search(query, config=config, query_vector=query_vector, window=window)
+
+    def _search(
+        self, query: str, *, config: RecallConfig, query_vector: np.ndarray | None, window: TimeWindow | None
+    ) -> list[Hit]:
+        if not query.strip() or not self._live:
+            return []
+        allowed = self.alive.copy()
+        if window is not None:
+            allowed &= self.in_window(window)
+            if not allowed.any():
+                return []
+        rankings: dict[str, list[int]] = {}
+        weights: dict[str, float] = {}
+        path_scores: dict[str, np.ndarray] = {}
+        if config.use_lexical:
+            for view_name, weight in config.lexical:
+                view = self.views.get(view_name)
+                if view is None:
+                    view = self.views[view_name] = self._late_view(view_name)
+                scores = view.scores(query)
+                path = f"bm25:{view_name}"
+                rankings[path] = top_rows(
+                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                )
+                weights[path] = weight
+                path_scores[path] = scores
+        if config.use_vectors and query_vector is not None and self.has_vector.any():
+            q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+            if q.shape[0] == self.dim:
+                q = q / max(float(np.linalg.norm(q)), 1e-12)
+                pool = allowed & self.cosine_pool & self.has_vector
+                lexical_rows = [row for rows in rankings.values() for row in rows]
+                scores = self._cosine(q, pool, lexical_rows)
+                rankings["cosine"] = top_rows(
+                    scores, pool, config.cosine_threshold, config.per_path, order=self.order
+                )
+                weights["cosine"] = config.vector_weight
+                path_scores["cosine"] = scores
+        if config.fusion == "score":
+            fused = score_fuse(rankings, path_scores, weights=weights, floors=self._floors(config))
+        else:
+            fused = rrf_fuse(rankings, k=config.rrf_k, weights=weights)
+        fused = fused[: config.total]
+        positions = {path: {row: r for r, row in enumerate(rows, start=1)} for path, rows in rankings.items()}
+        hits = []
+        for row, score in fused:
+            paths = {
+                path: PathHit(rank=ranks[row], score=float(path_scores[path][row]))
+                for path, ranks in positions.items()
+                if row in ranks
+            }
+            hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
+        return hits
+
+    def _late_view(self, name: str) -> Bm25View:
+        """A lexical view no index was built with (a benchmark's configuration), over the live rows."""
+        view = Bm25View(LEXICAL_VIEWS[name], self.rows.strings.column(1), self.stop_names)
+        for row in np.flatnonzero(~self.alive).tolist():
+            view.remove(row, self.rows.strings[row][1])
+        return view
+
+
+def _indexable(c: Candidate) -> bool:
+    # Hard filter (§4.2) before anything is indexed: empty text never becomes a row.
+    return bool(c.text and c.text.strip()) and c.tier in TIERS_BM25

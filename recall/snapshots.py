@@ -1,0 +1,82 @@
+"""Recall indexes on disk: a worker that starts loads its characters' last saved index and catches up
+with the memory-change log, instead of rebuilding (46 s at 100k facts).
+
+A snapshot belongs to one database, one character (its primary key and creation time, so a database
+recreated under the same name never serves another's index), one vector model and one list of stop
+names, and records the memory version it holds. Files are written whole and renamed into place, so a
+reader never sees half of one; several processes may write the same file, the last rename wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import tempfile
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+from recall.engine import RecallIndex
+
+logger = logging.getLogger(__name__)
+
+FORMAT = 1  # bump when the index's layout changes: older files are then ignored
+
+
+def snapshot_path(
+    *, character_id: int, incarnation: str, model_id: str | None, stop_names: tuple[str, ...]
+) -> Path | None:
+    root = getattr(settings, "RECALL_SNAPSHOT_DIR", "")
+    if not root:
+        return None
+    db = connection.settings_dict
+    where = "\0".join(str(db.get(k) or "") for k in ("ENGINE", "NAME", "HOST", "PORT"))
+    what = "\0".join((str(FORMAT), incarnation, model_id or "", *stop_names))
+    digest = hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    database = hashlib.sha256(where.encode()).hexdigest()[:12]
+    return Path(root) / database / f"{character_id}-{digest}.pickle"
+
+
+def snapshot_write(path: Path, *, version: int, index: RecallIndex) -> None:
+    """Save ``index`` as holding ``version`` (read before the index was taken: never newer than it)."""
+    started = time.monotonic()
+    with index.lock:
+        payload = pickle.dumps((FORMAT, version, index), protocol=pickle.HIGHEST_PROTOCOL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(payload)
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+        logger.warning("recall snapshot not written path=%s", path)
+        return
+    logger.info(
+        "recall snapshot written version=%d rows=%d mb=%.1f ms=%d",
+        version,
+        len(index),
+        len(payload) / 1e6,
+        (time.monotonic() - started) * 1000,
+    )
+
+
+def snapshot_read(path: Path) -> tuple[int, RecallIndex] | None:
+    """(version, index) saved at ``path``, or None (missing, of another format, unreadable)."""
+    try:
+        with path.open("rb") as source:
+            # Our own file under our own var directory (unpickling runs code: never load a foreign one).
+            loaded = pickle.load(source)
+    except FileNotFoundError:
+        return None
+    except Exception:
+        logger.warning("recall snapshot unreadable path=%s", path)
+        return None
+    if not isinstance(loaded, tuple) or len(loaded) != 3 or loaded[0] != FORMAT:
+        return None
+    _, version, index = loaded
+    return (version, index) if isinstance(version, int) and isinstance(index, RecallIndex) else None

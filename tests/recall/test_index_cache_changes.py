@@ -1,0 +1,127 @@
+"""The per-process index takes each memory change as the rows it touched: no rebuild for a new fact, an
+edit, a delete or a backfill batch; a rebuild only for a change without detail (an import)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from facts.models import Fact
+from facts.services import FactDraft, fact_delete, fact_update, facts_persist
+from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.services import character_memory_changed
+from recall import index_cache
+from recall.backfill import embedding_backfill
+from recall.selectors import memory_changes_since
+from recall.services import RecallRequest, recall_query
+from tests.recall.support import fact_entry, import_facts, require_muse
+
+NAME = "小雨"
+TEXTS = ["主人养了一只橘猫，名字叫团子", "主人每天早上喝一杯冰美式", "主人周末喜欢去爬山"]
+
+
+@pytest.fixture
+def character(tmp_path: Path, db) -> Character:
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i)) for i, t in enumerate(TEXTS)])
+    return Character.objects.get(name=NAME)
+
+
+def texts(query: str) -> list[str]:
+    return [row["text"] for row in recall_query(name=NAME, request=RecallRequest(query=query))["results"]]
+
+
+def builds() -> int:
+    return index_cache.counters["full_builds"]
+
+
+def draft(text: str) -> FactDraft:
+    return FactDraft(text=text)
+
+
+def test_add_edit_delete_reach_the_index_without_a_rebuild(character: Character) -> None:
+    assert texts("橘猫团子")[0] == TEXTS[0]
+    built = builds()
+    deltas = index_cache.counters["deltas"]
+
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+
+    fact = Fact.objects.get(character=character, text=TEXTS[0])
+    fact_update(character_id=character.pk, fact_id=fact.fact_id, text="主人养了一只柴犬，名字叫豆豆")
+    assert texts("柴犬豆豆")[0] == "主人养了一只柴犬，名字叫豆豆"
+    assert TEXTS[0] not in texts("橘猫团子")
+
+    gone = Fact.objects.get(character=character, text=TEXTS[2])
+    assert fact_delete(character_id=character.pk, fact_id=gone.fact_id)
+    assert TEXTS[2] not in texts("爬山")
+
+    assert builds() == built  # every change came as rows
+    assert index_cache.counters["deltas"] == deltas + 3
+    body = recall_query(name=NAME, request=RecallRequest(query="吉他", explain=True))
+    assert body["index"]["full_builds"] == built and body["index"]["delta_rows"] >= 3
+
+
+def test_backfill_batches_fill_vectors_without_a_rebuild(character: Character) -> None:
+    require_muse()
+    assert texts("冰美式")[0] == TEXTS[1]  # built before any vector exists
+    built = builds()
+    assert embedding_backfill(character_id=character.pk, batch=1, queue_pairs=False).embedded == 3
+    # A paraphrase with no shared word: only the vector path, filled by the batches, can find it.
+    found = recall_query(name=NAME, request=RecallRequest(query="咖啡", explain=True))["results"]
+    assert found and found[0]["text"] == TEXTS[1] and "cosine" in found[0]["explain"]["paths"]
+    assert builds() == built
+
+
+def test_a_change_without_detail_rebuilds(character: Character) -> None:
+    texts("橘猫")
+    built = builds()
+    character_memory_changed(character_id=character.pk)
+    texts("橘猫")
+    assert builds() == built + 1
+
+
+def test_a_pruned_log_rebuilds(character: Character) -> None:
+    texts("橘猫")
+    built = builds()
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    facts_persist(character_id=character.pk, drafts=[draft("主人下个月要去东京旅行")])
+    version = Character.objects.get(pk=character.pk).memory_version
+    MemoryChange.objects.filter(character=character, version=version - 1).delete()
+    assert not memory_changes_since(character_id=character.pk, version=version - 2).complete
+    assert texts("东京")[0] == "主人下个月要去东京旅行"
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert builds() == built + 1
+
+
+def test_a_restarted_process_loads_the_saved_index_and_catches_up(character: Character) -> None:
+    assert texts("橘猫团子")[0] == TEXTS[0]  # builds and saves
+    built, loads = builds(), index_cache.counters["snapshot_loads"]
+    index_cache.clear()  # what a restart forgets
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert texts("橘猫团子")[0] == TEXTS[0]
+    assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1
+
+
+def test_a_snapshot_of_another_character_incarnation_is_never_used(character: Character) -> None:
+    texts("橘猫")
+    built = builds()
+    index_cache.clear()
+    # The same key and version in a recreated database: the creation time tells them apart.
+    Character.objects.filter(pk=character.pk).update(created_at=timezone.now() + timedelta(seconds=1))
+    texts("橘猫")
+    assert builds() == built + 1
+
+
+def test_a_starting_worker_warms_the_recent_characters_indexes(character: Character) -> None:
+    texts("橘猫")  # built and saved by an earlier process
+    index_cache.clear()
+    loads, built = index_cache.counters["snapshot_loads"], builds()
+    index_cache.recall_indexes_warm_up()
+    assert index_cache.counters["snapshot_loads"] == loads + 1
+    texts("橘猫")
+    assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1  # served as loaded

@@ -1,0 +1,52 @@
+"""The raw-turn pool: turns extraction has not covered are recalled (labelled as raw turns) from the first
+turn, without any LLM, and leave the pool once extraction's cursor covers them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils import timezone
+
+from facts.models import ExtractionCursor
+from nekomem.characters.models import Character
+from recall import index_cache
+from recent.models import RawMessage
+
+pytestmark = pytest.mark.django_db
+NAME = "小雨"
+
+
+def recalled(client, query: str) -> list[dict]:
+    answer = client.post(
+        f"/query_memory/{NAME}",
+        data=json.dumps({"query": query, "explain": True}),
+        content_type="application/json",
+    )
+    assert answer.status_code == 200
+    return answer.json()["results"]
+
+
+def test_uncovered_turns_are_recalled_as_raw_turns_until_extraction_covers_them(client, post_history) -> None:
+    post_history("cache", NAME, ("human", "我昨天在东京吃了一碗拉面"), ("ai", "听起来好好吃！"))
+    rows = recalled(client, "东京拉面")
+    assert rows and rows[0]["text"] == "我昨天在东京吃了一碗拉面"
+    assert rows[0]["tier"] == "raw_turn" and rows[0]["explain"]["pool"] == "raw turns"
+    assert rows[0]["entity"] == "master"
+    built = index_cache.counters["full_builds"]
+
+    post_history("cache", NAME, ("human", "下周我要去北海道滑雪"))
+    assert recalled(client, "北海道滑雪")[0]["text"] == "下周我要去北海道滑雪"  # a new turn: no rebuild
+
+    character = Character.objects.get(name=NAME)
+    first_turn = RawMessage.objects.filter(character=character).order_by("timestamp", "pk").first()
+    assert first_turn is not None
+    # Extraction has read the first call's turns: they leave the pool; the later one stays.
+    ExtractionCursor.objects.update_or_create(
+        character=character, defaults={"last_a_message_at": first_turn.timestamp}
+    )
+    assert all(r["text"] != "我昨天在东京吃了一碗拉面" for r in recalled(client, "东京拉面"))
+    assert recalled(client, "北海道滑雪")[0]["text"] == "下周我要去北海道滑雪"
+    ExtractionCursor.objects.filter(character=character).update(last_a_message_at=timezone.now())
+    assert recalled(client, "北海道滑雪") == []
+    assert index_cache.counters["full_builds"] == built
