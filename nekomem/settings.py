@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "nekomem.runtime",
     "recent",
     "facts",
+    "reflections",
     "recall",
 ]
 

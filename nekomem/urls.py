@@ -14,6 +14,7 @@ router.register("characters", CharacterViewSet, basename="character")
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),
     path("", include("facts.api_urls")),
+    path("", include("reflections.api_urls")),
     path("", include(router.urls)),
     path("powerful_memory_config", PowerfulMemoryConfigView.as_view(), name="powerful-memory-config"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -26,4 +27,5 @@ urlpatterns = [
     path("", include("nekomem.runtime.urls")),
     path("", include("recent.urls")),
     path("", include("recall.urls")),
+    path("", include("reflections.urls")),
 ]

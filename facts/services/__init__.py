@@ -6,6 +6,7 @@ from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
 from facts.services.editing import fact_delete, fact_update
 from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
 from facts.services.records import FactDraft
+from facts.services.signals import facts_mark_signal_processed
 from facts.services.vectors import fact_vectors_write
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "facts_extract_turn",
     "facts_extraction_tick",
     "facts_mark_absorbed",
+    "facts_mark_signal_processed",
     "facts_persist",
     "stage1_extract",
 ]
