@@ -21,7 +21,7 @@ from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from nekomem.journal.services import event_append
 from reflections.models import ArchiveShard, Reflection
-from reflections.services.lifecycle import _locked_reflection, reflection_transition
+from reflections.services.lifecycle import reflection_locked, reflection_transition
 from reflections.services.records import ACTIVE_STATUSES, evidence_snapshot, score_of
 
 SHARD_CAPACITY = 500
@@ -144,7 +144,7 @@ def reflection_archive(*, character_id: int, reflection_id: str, now: datetime |
     """Archive by hand (REST, admin): any entry not yet in a shard."""
     now = now or timezone.now()
     with transaction.atomic():
-        reflection = _locked_reflection(character_id=character_id, reflection_id=reflection_id)
+        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
         if reflection.archive_shard_path:
             raise Conflict("the reflection is already archived")
         reflection_archive_into_shard(reflection=reflection, now=now, reason="manual")
@@ -155,7 +155,7 @@ def reflection_restore(*, character_id: int, reflection_id: str, now: datetime |
     """Bring an archived reflection back as pending, out of its shard (its evidence is kept)."""
     now = now or timezone.now()
     with transaction.atomic():
-        reflection = _locked_reflection(character_id=character_id, reflection_id=reflection_id)
+        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
         if not reflection.archive_shard_path:
             raise Conflict("the reflection is not archived")
         _shard_release(character_id=character_id, name=reflection.archive_shard_path)

@@ -136,13 +136,10 @@ _MANUAL: dict[str, tuple[frozenset[str], str]] = {
 }
 
 
-def _locked_reflection(*, character_id: int, reflection_id: str) -> Reflection:
+def reflection_locked(*, character_id: int, reflection_id: str) -> Reflection:
     lock_character(character_id)
-    reflection = (
-        Reflection.objects.select_for_update()
-        .filter(character_id=character_id, reflection_id=reflection_id)
-        .first()
-    )
+    # The character lock serialises every writer of its reflections; no row lock is needed.
+    reflection = Reflection.objects.filter(character_id=character_id, reflection_id=reflection_id).first()
     if reflection is None:
         raise Reflection.DoesNotExist(reflection_id)
     return reflection
@@ -160,7 +157,7 @@ def _manual(*, character_id: int, reflection_id: str, action: str, now: datetime
     now = now or timezone.now()
     allowed, to = _MANUAL[action]
     with transaction.atomic():
-        reflection = _locked_reflection(character_id=character_id, reflection_id=reflection_id)
+        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
         if reflection.status not in allowed:
             raise Conflict(f"cannot {action} a {reflection.status} reflection")
         reason = "manual" if to == Reflection.Status.DENIED else None

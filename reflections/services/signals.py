@@ -173,7 +173,7 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
         outcome = retry_failed(character_id=character_id, kind="stage2", key=key, now=now, error=exc)
         return Stage2Result(facts=len(facts), reason=f"failed: {outcome}")
     signals = _validated_signals(reply, fact_ids=fact_ids, shown=shown)
-    applied, complete = _signals_apply(character_id=character_id, signals=signals, now=now)
+    applied, complete = stage2_signals_apply(character_id=character_id, signals=signals, now=now)
     if complete:
         facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
         retry_succeeded(character_id=character_id, kind="stage2")
@@ -197,7 +197,7 @@ def _validated_signals(
     return valid
 
 
-def _signals_apply(
+def stage2_signals_apply(
     *, character_id: int, signals: list[tuple[str, Signal]], now: datetime
 ) -> tuple[int, bool]:
     """(applied, every signal applied). A target that left the pool meanwhile counts as not applied."""
