@@ -6,7 +6,7 @@ import hashlib
 import random
 from collections import Counter
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reflections.ontology import ontology_validated
@@ -21,6 +21,11 @@ def test_id_is_sha256_over_sorted_ids_each_followed_by_nul():
     assert reflection_id_for(["ab", "c"]) != reflection_id_for(["a", "bc"])
 
 
+# The machine is shared: slow input generation under load is not a failure of the code.
+RELAXED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@RELAXED
 @given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=8))
 def test_id_does_not_depend_on_order(ids):
     assert reflection_id_for(ids) == reflection_id_for(list(reversed(ids)))
@@ -51,6 +56,7 @@ def test_ontology_clears_all_three_fields_on_a_mismatch_or_a_long_text():
         assert (result.relation_type, result.temporal_scope, result.subject) == (None, None, None)
 
 
+@RELAXED
 @given(
     st.lists(st.floats(min_value=0.01, max_value=10), min_size=0, max_size=12),
     st.integers(min_value=0, max_value=5),
