@@ -19,6 +19,7 @@ from facts.models import Fact
 from nekomem.characters.models import Character
 from nekomem.embeddings import Embedder, text_fingerprint
 from recall.engine import Candidate
+from recall.reflection_pool import reflection_candidates
 
 CHUNK = 5000
 
@@ -90,8 +91,8 @@ def fact_candidates(*, character_id: int, embedder: Embedder | None) -> Iterator
 
 
 PoolReader = Callable[..., Iterator[Candidate]]
-# One line per recallable layer. Reflections: add their reader here (tiers "reflection").
-RECALL_POOLS: tuple[PoolReader, ...] = (fact_candidates,)
+# One line per recallable layer.
+RECALL_POOLS: tuple[PoolReader, ...] = (fact_candidates, reflection_candidates)
 
 
 def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
