@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from nekomem.characters.models import Character
-from nekomem.evidence import Evidence, evidence_score
 from nekomem.locale import master_display_name
 from nekomem.textproc import count_tokens
 from reflections.models import Reflection
+from reflections.selectors import reflections_scored
 from reflections.services.records import ACTIVE_STATUSES
 
 REFLECTION_POOL_TOKENS = 2000
@@ -82,29 +82,25 @@ def is_past(row: _Row, now: datetime) -> bool:
 
 
 def _rows(character_id: int, now: datetime) -> list[_Row]:
-    fields = (
-        "text",
-        "status",
-        "temporal_scope",
-        "event_start_at",
-        "event_end_at",
-        "created_at",
-        "reinforcement",
-        "disputation",
-        "rein_last_signal_at",
-        "disp_last_signal_at",
+    scored = reflections_scored(
+        character_id=character_id,
+        now=now,
+        statuses=ACTIVE_STATUSES,
+        fields=("text", "status", "temporal_scope"),
+        suppress=False,
     )
-    rows = Reflection.objects.filter(character_id=character_id, status__in=ACTIVE_STATUSES, suppress=False)
-    out = []
-    for text, status, scope, start, end, created, r, d, r_at, d_at in rows.values_list(*fields):
-        if not text or not text.strip():
-            continue
-        score = evidence_score(
-            Evidence(reinforcement=r, disputation=d, rein_last_signal_at=r_at, disp_last_signal_at=d_at),
-            now=now,
+    return [
+        _Row(
+            text=text,
+            status=status,
+            scope=scope,
+            anchor=now - timedelta(seconds=row.anchor_age_seconds or 0.0),
+            score=row.score,
         )
-        out.append(_Row(text=text, status=status, scope=scope, anchor=end or start or created, score=score))
-    return out
+        for row in scored
+        for text, status, scope in [row.values]
+        if text and text.strip()
+    ]
 
 
 def _budgeted(rows: list[_Row]) -> list[_Row]:

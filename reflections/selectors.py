@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import FloatField, Func, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from facts.models import Fact
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
+from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES
@@ -141,3 +145,80 @@ def reflection_funnel(*, character_id: int, since: datetime, until: datetime) ->
             elif target in counts and target != payload.get("from"):
                 counts[target] += 1
     return {bucket: counts[bucket] for bucket in FUNNEL_BUCKETS}
+
+
+# --- evidence read in bulk (hot paths: /followup_topics, /new_dialog) ---------------------------------
+
+
+class AgeSeconds(Func):
+    """Seconds from a timestamp column to ``now``, computed by the database (NULL stays NULL).
+
+    The hot paths read hundreds of clocks per request; converting each stored timestamp into a Python
+    datetime costs more than the rest of the request, while the score only needs the age.
+    """
+
+    output_field = FloatField()
+
+    def __init__(self, expression: Any, *, now: datetime) -> None:
+        super().__init__(expression)
+        self.now = now
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        sql, params = compiler.compile(self.source_expressions[0])
+        moment = self.now.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+        return f"((julianday(%s) - julianday({sql})) * 86400.0)", (moment, *params)
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"EXTRACT(EPOCH FROM (%s - {sql}))::float8", (self.now, *params)
+
+
+@dataclass(frozen=True)
+class ScoredRow:
+    pk: int
+    score: float
+    values: tuple[Any, ...]  # the extra fields asked for, in order
+    anchor_age_seconds: float | None = None
+
+
+def _clock(age: float | None, now: datetime) -> datetime | None:
+    return None if age is None else now - timedelta(seconds=age)
+
+
+def reflections_scored(
+    *,
+    character_id: int,
+    now: datetime,
+    statuses: tuple[str, ...],
+    fields: tuple[str, ...] = (),
+    where: Q | None = None,
+    **filters: Any,
+) -> list[ScoredRow]:
+    """Reflections with their evidence score at ``now`` (and the age of their time anchor), in pk order."""
+    rows = (
+        Reflection.objects.filter(where or Q(), character_id=character_id, status__in=statuses, **filters)
+        .annotate(
+            rein_age=AgeSeconds("rein_last_signal_at", now=now),
+            disp_age=AgeSeconds("disp_last_signal_at", now=now),
+            anchor_age=AgeSeconds(Coalesce("event_end_at", "event_start_at", "created_at"), now=now),
+        )
+        .order_by("pk")
+        .values_list("pk", "reinforcement", "disputation", "rein_age", "disp_age", "anchor_age", *fields)
+    )
+    scored = []
+    for pk, r, d, rein_age, disp_age, anchor_age, *values in rows:
+        evidence = Evidence(
+            reinforcement=r,
+            disputation=d,
+            rein_last_signal_at=_clock(rein_age, now),
+            disp_last_signal_at=_clock(disp_age, now),
+        )
+        scored.append(
+            ScoredRow(
+                pk=pk,
+                score=evidence_score(evidence, now=now),
+                values=tuple(values),
+                anchor_age_seconds=anchor_age,
+            )
+        )
+    return scored

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from facts.prompts import language_of
@@ -26,13 +27,13 @@ from nekomem.textproc import message_text
 from reflections.models import Reflection, SurfacedReflection
 from reflections.prompts import feedback_messages
 from reflections.sampling import weighted_sample
-from reflections.selectors import surfaced_awaiting_feedback
+from reflections.selectors import reflections_scored, surfaced_awaiting_feedback
 from reflections.services.lifecycle import (
     reflection_signal_apply,
     reflection_transition,
     reflections_auto_promote,
 )
-from reflections.services.records import ACTIVE_STATUSES, score_of
+from reflections.services.records import ACTIVE_STATUSES
 from reflections.services.synthesis import SURFACE_COOLDOWN
 
 logger = logging.getLogger(__name__)
@@ -47,13 +48,15 @@ _FEEDBACK_SIGNALS = {
 }
 
 
-def followup_candidates(*, character_id: int, now: datetime) -> list[tuple[Reflection, float]]:
-    """Pending reflections whose cool-down has passed and whose score is at least zero."""
-    pending = Reflection.objects.filter(character_id=character_id, status=Reflection.Status.PENDING).exclude(
-        next_eligible_at__gt=now
+def _eligible_scores(*, character_id: int, now: datetime) -> list[tuple[int, float]]:
+    """(pk, score) of pending reflections past their cool-down with a score of at least zero."""
+    rows = reflections_scored(
+        character_id=character_id,
+        now=now,
+        statuses=(Reflection.Status.PENDING,),
+        where=Q(next_eligible_at__lte=now) | Q(next_eligible_at__isnull=True),
     )
-    scored = ((r, score_of(r, now=now)) for r in pending.order_by("pk"))
-    return [(r, s) for r, s in scored if s >= 0]
+    return [(row.pk, row.score) for row in rows if row.score >= 0]
 
 
 def followup_topics(
@@ -61,15 +64,17 @@ def followup_topics(
 ) -> list[Reflection]:
     """At most three eligible reflections, drawn by weight ``score + 0.5`` without replacement."""
     now = now or timezone.now()
-    candidates = followup_candidates(character_id=character_id, now=now)
-    if len(candidates) <= REFLECTION_SURFACE_TOP_K:
-        return [r for r, _ in candidates]
-    return weighted_sample(
-        [r for r, _ in candidates],
-        [s + SURFACE_WEIGHT_OFFSET for _, s in candidates],
-        REFLECTION_SURFACE_TOP_K,
-        rng=rng or random.Random(),
-    )
+    candidates = _eligible_scores(character_id=character_id, now=now)
+    if len(candidates) > REFLECTION_SURFACE_TOP_K:
+        candidates = weighted_sample(
+            candidates,
+            [score + SURFACE_WEIGHT_OFFSET for _, score in candidates],
+            REFLECTION_SURFACE_TOP_K,
+            rng=rng or random.Random(),
+        )
+    chosen = [pk for pk, _ in candidates]
+    rows = Reflection.objects.in_bulk(chosen)
+    return [rows[pk] for pk in chosen]
 
 
 def reflections_record_surfaced(
