@@ -22,7 +22,7 @@ from nekomem.characters.models import Character
 from nekomem.evidence import Signal
 from nekomem.journal.registry import OutboxWait
 from nekomem.journal.services import event_append
-from nekomem.llm import LLMBadOutput, LLMUnavailable, chat_json
+from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.textproc import message_text
 from reflections.models import Reflection, SurfacedReflection
 from reflections.prompts import feedback_messages
@@ -142,7 +142,7 @@ def reflections_feedback_check(
     """The post-turn op's feedback step; returns how many surfaced reflections got feedback.
 
     Runs only when surfaced entries await feedback and the turn has user messages. No provider makes
-    the op wait (``OutboxWait``); a transport failure raises so the outbox retries the op.
+    the op wait (``OutboxWait``); any other LLM failure leaves the entries open for the next turn.
     """
     awaiting = surfaced_awaiting_feedback(character_id=character_id)
     lines = _user_lines(payload)
@@ -163,8 +163,11 @@ def reflections_feedback_check(
         reply = chat_json(tier="summary", messages=messages, expect=list, timeout=FEEDBACK_TIMEOUT)
     except LLMUnavailable as exc:
         raise OutboxWait(exc.reason) from exc
-    except LLMBadOutput:
-        reply = []  # an answer we cannot read says nothing about the user's reaction
+    except LLMError as exc:
+        # The entries stay open and the next user turn asks again; failing the op instead would
+        # re-run its other steps (Stage 1 in OFF mode) for a question that can wait.
+        logger.info("feedback check failed character=%s (%s)", character_id, type(exc).__name__)
+        return 0
     verdicts = _classified(reply, {rid for rid, _ in items})
     applied = _feedback_apply(character_id=character_id, verdicts=verdicts, now=now or timezone.now())
     reflections_auto_promote(character_id=character_id, now=now)

@@ -12,7 +12,7 @@ from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services import followup_topics, reflections_feedback_check, reflections_record_surfaced
 from tests.reflections.factories import make_reflection
-from tests.support.llm_server import json_content
+from tests.support.llm_server import error, json_content
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +114,13 @@ def test_an_unknown_id_in_the_reply_changes_nothing(character, llm_server):
     llm_server.script(json_content([{"reflection_id": "ref_other", "feedback": "confirmed"}]))
     assert reflections_feedback_check(character_id=character.pk, payload=turn(("human", "嗯嗯"))) == 0
     assert SurfacedReflection.objects.get().feedback is None
+
+
+def test_a_failing_provider_leaves_the_entries_open_for_the_next_turn(character, llm_server):
+    reflection = make_reflection(character=character)
+    reflections_record_surfaced(character_id=character.pk, reflection_ids=[reflection.reflection_id])
+    llm_server.script(error(500), error(500), error(500))
+    assert reflections_feedback_check(character_id=character.pk, payload=turn(("human", "嗯"))) == 0
+    assert SurfacedReflection.objects.get().feedback is None
+    llm_server.script(json_content([{"reflection_id": reflection.reflection_id, "feedback": "confirmed"}]))
+    assert reflections_feedback_check(character_id=character.pk, payload=turn(("human", "对的"))) == 1
