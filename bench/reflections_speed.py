@@ -48,6 +48,7 @@ def main() -> None:
     from facts.models import Fact
     from facts.services.records import fact_hash, fact_id_for
     from nekomem.characters.models import Character
+    from nekomem.embeddings import get_embedder
     from nekomem.llm import reset_compat_cache
     from nekomem.runtime.state import startup_run
     from reflections.models import Reflection, SurfacedReflection
@@ -140,6 +141,7 @@ def main() -> None:
         t: {"base_url": server.base_url, "api_key": "x", "model": "instant"} for t in settings.LLM_TIER_NAMES
     }
     reset_compat_cache()
+    get_embedder()  # synthesis asks for vectors; load the model before the clock starts
     made = 0
     started = time.perf_counter()
     for n in range(args.syntheses):
