@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "nekomem.runtime",
     "recent",
     "facts",
+    "reflections",
     "recall",
 ]
 

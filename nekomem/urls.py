@@ -16,6 +16,7 @@ router.register("jobs", JobViewSet, basename="job")
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),
     path("", include("facts.api_urls")),
+    path("", include("reflections.api_urls")),
     path("", include(router.urls)),
     path("powerful_memory_config", PowerfulMemoryConfigView.as_view(), name="powerful-memory-config"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -28,6 +29,7 @@ urlpatterns = [
     path("", include("nekomem.runtime.urls")),
     path("", include("recent.urls")),
     path("", include("recall.urls")),
+    path("", include("reflections.urls")),
 ]
 
 # The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).

@@ -14,6 +14,7 @@ from nekomem.characters.models import Character
 from nekomem.locale import master_display_name
 from nekomem.textproc import strip_bracketed
 from recall import locale
+from recall.reflection_context import reflection_context_lines
 from recent.messages import content_text
 from recent.models import RecentMessage
 from recent.selectors import raw_log_last_timestamp, recent_window
@@ -69,6 +70,7 @@ def holiday_line(language: str, now: datetime) -> list[str]:
 def working_context_render(*, character: Character, language: str, now: datetime | None = None) -> str:
     now = now or timezone.now()
     lines = [
+        *reflection_context_lines(character=character, language=language, now=now),
         locale.text(language, "inner_thoughts_header", name=character.name),
         locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
         *recent_lines(character, language),

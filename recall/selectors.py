@@ -23,7 +23,9 @@ from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, text_fingerprint
 from nekomem.textproc import message_text
 from recall.engine import Candidate
+from recall.reflection_pool import reflection_candidates
 from recent.models import RawMessage
+from reflections.models import RECALL_POOL as REFLECTION_POOL
 
 CHUNK = 5000
 
@@ -162,8 +164,11 @@ def raw_turn_candidates(
 
 PoolReader = Callable[..., Iterator[Candidate]]
 # One line per recallable layer, by the pool name its writes log (``character_memory_changed``).
-# Reflections: add their reader here (tiers "reflection").
-RECALL_POOLS: dict[str, PoolReader] = {RECALL_POOL: fact_candidates, RAW_TURN_POOL: raw_turn_candidates}
+RECALL_POOLS: dict[str, PoolReader] = {
+    RECALL_POOL: fact_candidates,
+    RAW_TURN_POOL: raw_turn_candidates,
+    REFLECTION_POOL: reflection_candidates,
+}
 
 
 def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:

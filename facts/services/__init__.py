@@ -1,16 +1,26 @@
 """Writes of the facts layer, split by sub-domain; import from here."""
 
+from facts.prompts import language_of, render_dialogue
 from facts.services.arbitration import dedup_pairs_arbitrate
 from facts.services.archive import facts_archive_sweep, facts_mark_absorbed
 from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
 from facts.services.editing import fact_delete, fact_update
 from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
-from facts.services.records import FactDraft
+from facts.services.records import (
+    FactDraft,
+    clean_event_when,
+    iso_local,
+    normalize_entity,
+    parse_iso,
+    resolve_event_when,
+)
+from facts.services.signals import facts_mark_signal_processed
 from facts.services.vectors import fact_vectors_write
 
 __all__ = [
     "FactDraft",
     "PersistReport",
+    "clean_event_when",
     "dedup_pair_queue",
     "dedup_pairs_arbitrate",
     "fact_delete",
@@ -20,6 +30,13 @@ __all__ = [
     "facts_extract_turn",
     "facts_extraction_tick",
     "facts_mark_absorbed",
+    "facts_mark_signal_processed",
     "facts_persist",
+    "iso_local",
+    "language_of",
+    "normalize_entity",
+    "parse_iso",
+    "render_dialogue",
+    "resolve_event_when",
     "stage1_extract",
 ]

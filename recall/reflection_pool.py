@@ -1,0 +1,55 @@
+"""The reflections pool of recall (reference §4.1): active reflections, tier ``reflection``.
+
+Pending and confirmed reflections that are not suppressed and have text (the hard filter of §4.2 for
+reflections: terminal statuses and suppressed rows never enter). Kept in its own module so the recall
+rework and the reflections layer meet in one line of ``recall.selectors.RECALL_POOLS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+
+from nekomem.embeddings import Embedder
+from recall.engine import Candidate
+from reflections.models import RECALL_POOL, Reflection
+from reflections.selectors import ACTIVE_STATUSES
+
+
+def reflection_candidates(
+    *, character_id: int, embedder: Embedder | None, keys: Collection[int] | None = None
+) -> Iterator[Candidate]:
+    """With ``keys``, only the reflections of those primary keys (the rows a memory change names)."""
+    from recall.selectors import stored_vector  # the pool list in recall.selectors imports this module
+
+    reflections = Reflection.objects.filter(
+        character_id=character_id, status__in=ACTIVE_STATUSES, suppress=False
+    )
+    if keys is not None:
+        reflections = reflections.filter(pk__in=list(keys))
+    rows = reflections.order_by("pk").values_list(
+        "pk",
+        "reflection_id",
+        "text",
+        "entity",
+        "created_at",
+        "event_start_at",
+        "event_end_at",
+        "embedding",
+        "embedding_text_sha256",
+        "embedding_model_id",
+    )
+    for pk, rid, text, entity, created, start, end, vec, sha, model in rows.iterator(chunk_size=2000):
+        if not text or not text.strip():
+            continue
+        yield Candidate(
+            id=rid,
+            text=text,
+            tier="reflection",
+            entity=entity,
+            created_at=created,
+            event_start_at=start,
+            event_end_at=end,
+            vector=stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, embedder=embedder),
+            pool=RECALL_POOL,
+            key=pk,
+        )

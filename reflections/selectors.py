@@ -1,0 +1,224 @@
+"""Reads of the reflections layer; every query is scoped to one character."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db.models import FloatField, Func, Q, QuerySet
+from django.db.models.functions import Coalesce
+
+from facts.models import Fact
+from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
+from nekomem.evidence import Evidence, evidence_score
+from nekomem.journal.models import Event
+from reflections.models import Reflection, SurfacedReflection
+from reflections.services.records import ACTIVE_STATUSES
+
+MIN_SYNTHESIS_IMPORTANCE = 5
+
+
+def reflection_list(
+    *, character_id: int, status: str | None = None, archived: bool | None = None
+) -> QuerySet[Reflection]:
+    reflections = Reflection.objects.filter(character_id=character_id)
+    if status:
+        reflections = reflections.filter(status=status)
+    if archived is not None:
+        reflections = reflections.filter(archive_shard_path__isnull=not archived)
+    return reflections.order_by("created_at", "pk")
+
+
+def reflection_get(*, character_id: int, reflection_id: str) -> Reflection | None:
+    return Reflection.objects.filter(character_id=character_id, reflection_id=reflection_id).first()
+
+
+def reflections_active(*, character_id: int) -> list[Reflection]:
+    """Pending and confirmed reflections, oldest first (what context, recall and Stage 2 read)."""
+    return list(
+        Reflection.objects.filter(character_id=character_id, status__in=ACTIVE_STATUSES).order_by(
+            "created_at", "pk"
+        )
+    )
+
+
+def reflections_in_file(*, character_id: int) -> QuerySet[Reflection]:
+    """``reflections.json``: everything not moved into an archive shard, in insertion order."""
+    return Reflection.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
+        "pk"
+    )
+
+
+def reflections_in_shards(*, character_id: int) -> dict[str, list[Reflection]]:
+    rows = Reflection.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
+        "pk"
+    )
+    shards: dict[str, list[Reflection]] = {}
+    for reflection in rows:
+        shards.setdefault(reflection.archive_shard_path or "", []).append(reflection)
+    return shards
+
+
+def surfaced_list(*, character_id: int) -> QuerySet[SurfacedReflection]:
+    return SurfacedReflection.objects.filter(character_id=character_id).order_by("pk")
+
+
+def surfaced_awaiting_feedback(*, character_id: int) -> list[SurfacedReflection]:
+    return list(
+        SurfacedReflection.objects.filter(
+            character_id=character_id, feedback__isnull=True, handled=False
+        ).order_by("pk")
+    )
+
+
+def synthesis_candidates(*, character_id: int) -> list[Fact]:
+    """Unabsorbed active facts of importance ≥ 5, by importance descending then age."""
+    return list(
+        Fact.objects.filter(
+            character_id=character_id,
+            absorbed=False,
+            archived=False,
+            importance__gte=MIN_SYNTHESIS_IMPORTANCE,
+        ).order_by("-importance", "created_at", "pk")
+    )
+
+
+def absorbed_fact_vectors(*, character_id: int, embedder: Embedder) -> list[tuple[str, str, object]]:
+    """(fact id, text, vector) of absorbed facts, archive included, whose vector is valid now."""
+    rows = Fact.objects.filter(
+        character_id=character_id, absorbed=True, embedding_model_id=embedder.model_id
+    ).values_list("fact_id", "text", "embedding", "embedding_text_sha256")
+    out: list[tuple[str, str, object]] = []
+    for fact_id, text, stored, sha in rows.iterator(chunk_size=2000):
+        if sha != text_fingerprint(text):
+            continue
+        vector = decode_vector(stored, embedder.dim)
+        if vector is not None:
+            out.append((fact_id, text, vector))
+    return out
+
+
+def characters_with_reflections() -> list[int]:
+    return list(
+        Reflection.objects.filter(status__in=ACTIVE_STATUSES)
+        .values_list("character_id", flat=True)
+        .distinct()
+        .order_by("character_id")
+    )
+
+
+FUNNEL_BUCKETS = (
+    "synthesized",
+    "surfaced",
+    "evidence_updated",
+    "confirmed",
+    "promoted",
+    "merged",
+    "denied",
+    "promote_blocked",
+    "archived",
+    "rebutted",
+)
+
+
+def reflection_funnel(*, character_id: int, since: datetime, until: datetime) -> dict[str, int]:
+    """Counts of the evidence pipeline's transitions in [since, until], read from the event log."""
+    counts: Counter[str] = Counter({bucket: 0 for bucket in FUNNEL_BUCKETS})
+    events = Event.objects.filter(
+        character_id=character_id, ts__gte=since, ts__lte=until, type__startswith="reflection."
+    ).values_list("type", "payload")
+    for event_type, payload in events.iterator(chunk_size=2000):
+        if event_type == "reflection.synthesized":
+            counts["synthesized"] += 1
+        elif event_type == "reflection.surfaced":
+            counts["surfaced"] += len(payload.get("reflection_ids") or [])
+        elif event_type == "reflection.evidence_updated":
+            counts["evidence_updated"] += 1
+        elif event_type == "reflection.rebutted":
+            counts["rebutted"] += 1
+        elif event_type == "reflection.state_changed":
+            target = payload.get("to")
+            if payload.get("archive_shard_path"):
+                counts["archived"] += 1
+            elif target in counts and target != payload.get("from"):
+                counts[target] += 1
+    return {bucket: counts[bucket] for bucket in FUNNEL_BUCKETS}
+
+
+# --- evidence read in bulk (hot paths: /followup_topics, /new_dialog) ---------------------------------
+
+
+class AgeSeconds(Func):
+    """Seconds from a timestamp column to ``now``, computed by the database (NULL stays NULL).
+
+    The hot paths read hundreds of clocks per request; converting each stored timestamp into a Python
+    datetime costs more than the rest of the request, while the score only needs the age.
+    """
+
+    output_field = FloatField()
+
+    def __init__(self, expression: Any, *, now: datetime) -> None:
+        super().__init__(expression)
+        self.now = now
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        sql, params = compiler.compile(self.source_expressions[0])
+        moment = self.now.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+        return f"((julianday(%s) - julianday({sql})) * 86400.0)", (moment, *params)
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"EXTRACT(EPOCH FROM (%s - {sql}))::float8", (self.now, *params)
+
+
+@dataclass(frozen=True)
+class ScoredRow:
+    pk: int
+    score: float
+    values: tuple[Any, ...]  # the extra fields asked for, in order
+    anchor_age_seconds: float | None = None
+
+
+def _clock(age: float | None, now: datetime) -> datetime | None:
+    return None if age is None else now - timedelta(seconds=age)
+
+
+def reflections_scored(
+    *,
+    character_id: int,
+    now: datetime,
+    statuses: tuple[str, ...],
+    fields: tuple[str, ...] = (),
+    where: Q | None = None,
+    **filters: Any,
+) -> list[ScoredRow]:
+    """Reflections with their evidence score at ``now`` (and the age of their time anchor), in pk order."""
+    rows = (
+        Reflection.objects.filter(where or Q(), character_id=character_id, status__in=statuses, **filters)
+        .annotate(
+            rein_age=AgeSeconds("rein_last_signal_at", now=now),
+            disp_age=AgeSeconds("disp_last_signal_at", now=now),
+            anchor_age=AgeSeconds(Coalesce("event_end_at", "event_start_at", "created_at"), now=now),
+        )
+        .order_by("pk")
+        .values_list("pk", "reinforcement", "disputation", "rein_age", "disp_age", "anchor_age", *fields)
+    )
+    scored = []
+    for pk, r, d, rein_age, disp_age, anchor_age, *values in rows:
+        evidence = Evidence(
+            reinforcement=r,
+            disputation=d,
+            rein_last_signal_at=_clock(rein_age, now),
+            disp_last_signal_at=_clock(disp_age, now),
+        )
+        scored.append(
+            ScoredRow(
+                pk=pk,
+                score=evidence_score(evidence, now=now),
+                values=tuple(values),
+                anchor_age_seconds=anchor_age,
+            )
+        )
+    return scored

@@ -1,0 +1,40 @@
+"""Writes of the reflections layer, split by sub-domain; import from here."""
+
+from reflections.services.archive import (
+    reflection_archive,
+    reflection_restore,
+    reflections_archive_sweep,
+)
+from reflections.services.lifecycle import (
+    reflection_confirm,
+    reflection_deny,
+    reflections_auto_promote,
+)
+from reflections.services.signals import (
+    reflections_keyword_hook,
+    reflections_rebuttal_tick,
+    reflections_stage2,
+)
+from reflections.services.surfacing import (
+    followup_topics,
+    reflections_feedback_check,
+    reflections_record_surfaced,
+)
+from reflections.services.synthesis import SynthesisResult, reflection_synthesize
+
+__all__ = [
+    "SynthesisResult",
+    "followup_topics",
+    "reflection_archive",
+    "reflection_confirm",
+    "reflection_deny",
+    "reflection_restore",
+    "reflection_synthesize",
+    "reflections_archive_sweep",
+    "reflections_auto_promote",
+    "reflections_feedback_check",
+    "reflections_keyword_hook",
+    "reflections_rebuttal_tick",
+    "reflections_record_surfaced",
+    "reflections_stage2",
+]

@@ -1,0 +1,398 @@
+"""Evidence from the conversation (reference §3.3.3, §3.4): Stage 2, the keyword hook, the rebuttal loop.
+
+All three run only while powerful memory is ON. While it is OFF their queues are moved past, so
+switching it back on starts from now instead of a backlog.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from facts.models import Fact
+from facts.services import facts_mark_signal_processed, language_of
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.embeddings import decode_vector, get_embedder, text_fingerprint
+from nekomem.evidence import Signal
+from nekomem.journal.services import event_append
+from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.reranking import RerankRecord, rerank
+from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
+from nekomem.textproc import count_tokens, message_text, truncate_tokens
+from recent.selectors import raw_log_between
+from reflections.models import Reflection, ReflectionCursor
+from reflections.prompts import has_negative_keyword, keyword_messages, rebuttal_messages, signal_messages
+from reflections.services.lifecycle import (
+    reflection_signal_apply,
+    reflection_transition,
+    reflections_auto_promote,
+)
+from reflections.services.records import score_of
+from reflections.services.retries import retry_failed, retry_gate, retry_succeeded
+
+logger = logging.getLogger(__name__)
+
+STAGE2_FACT_CAP = 20
+OBSERVATION_BUDGET = 30
+OBSERVATION_TOKENS = 200
+OBSERVATION_LIST_TOKENS = 15_000
+STAGE2_TIMEOUT = 90
+KEYWORD_TIMEOUT = 60
+KEYWORD_LAST_USER_MESSAGES = 3
+REBUTTAL_FIRST_LOOKBACK = timedelta(hours=1)
+REBUTTAL_BATCH = 20
+REBUTTAL_SQL_LIMIT = 200
+REBUTTAL_MAX_FAILURES = 5
+REBUTTAL_TIMEOUT = 60
+OBSERVATION_STATUSES = (Reflection.Status.CONFIRMED, Reflection.Status.PROMOTED)
+
+
+@dataclass(frozen=True)
+class Stage2Result:
+    facts: int = 0
+    applied: int = 0
+    marked: bool = False
+    reason: str = ""
+
+
+# --- the observation pool (confirmed and promoted reflections) -------------------------------------------
+
+
+def _prompt_id(reflection: Reflection) -> str:
+    return f"reflection.{reflection.reflection_id}"
+
+
+def observation_pool(*, character_id: int, queries: list[str], now: datetime) -> list[Reflection]:
+    """Confirmed and promoted reflections, narrowed to 30 by the background reranker.
+
+    Persona entries join this pool when the persona layer lands.
+    """
+    embedder = get_embedder(wait=False)
+    records = []
+    for reflection in Reflection.objects.filter(
+        character_id=character_id, status__in=OBSERVATION_STATUSES
+    ).order_by("pk"):
+        vector = None
+        if embedder is not None and reflection.embedding_text_sha256 == text_fingerprint(reflection.text):
+            vector = decode_vector(reflection.embedding, embedder.dim)
+        records.append(
+            RerankRecord(
+                id=_prompt_id(reflection),
+                text=reflection.text,
+                evidence_score=score_of(reflection, now=now),
+                vector=vector,
+                suppressed=reflection.suppress,
+                payload=reflection,
+            )
+        )
+    ranked = rerank(queries=queries, records=records, budget=OBSERVATION_BUDGET, on_no_vectors="evidence")
+    return [r.payload for r in ranked]
+
+
+def observation_lines(reflections: list[Reflection], *, now: datetime) -> list[str]:
+    """Each cut to 200 tokens, the whole list to 15 000."""
+    lines, spent = [], 0
+    for reflection in reflections:
+        line = (
+            f'[{_prompt_id(reflection)}] "{truncate_tokens(reflection.text, OBSERVATION_TOKENS)}" '
+            f"(evidence_score={score_of(reflection, now=now):.2f})"
+        )
+        spent += count_tokens(line)
+        if spent > OBSERVATION_LIST_TOKENS:
+            break
+        lines.append(line)
+    return lines
+
+
+def match_id(raw: Any, known: list[str]) -> str | None:
+    """An id of ``known`` equal to ``raw``, or the one ``raw`` is a suffix of (the model often drops the
+    ``reflection.`` prefix); None when there is none or more than one."""
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    raw = raw.strip()
+    if raw in known:
+        return raw
+    matches = [k for k in known if k.endswith(raw) and k[: len(k) - len(raw)].endswith((".", "_"))]
+    return matches[0] if len(matches) == 1 else None
+
+
+# --- Stage 2 --------------------------------------------------------------------------------------
+
+
+def _unprocessed_user_facts(*, character_id: int) -> list[Fact]:
+    return list(
+        Fact.objects.filter(
+            character_id=character_id, signal_processed=False, source=Fact.Source.USER_OBSERVATION
+        ).order_by("-importance", "created_at", "pk")[:STAGE2_FACT_CAP]
+    )
+
+
+def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Stage2Result:
+    """Map the newest user facts to reinforces/negates signals on the observation pool."""
+    now = now or timezone.now()
+    facts = _unprocessed_user_facts(character_id=character_id)
+    if not facts:
+        return Stage2Result(reason="no unprocessed facts")
+    fact_ids = [f.fact_id for f in facts]
+    if not switch_enabled(POWERFUL_MEMORY):
+        facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
+        return Stage2Result(facts=len(facts), marked=True, reason="powerful memory off: skipped")
+    key = ",".join(sorted(fact_ids))[-64:]
+    gate = retry_gate(character_id=character_id, kind="stage2", key=key, now=now)
+    if not gate.allowed:
+        return Stage2Result(facts=len(facts), reason=gate.reason)
+    pool = observation_pool(character_id=character_id, queries=[f.text for f in facts], now=now)
+    lines = observation_lines(pool, now=now)
+    shown = [_prompt_id(r) for r in pool[: len(lines)]]
+    if not shown:
+        facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
+        return Stage2Result(facts=len(facts), marked=True, reason="no observations")
+    character = Character.objects.get(pk=character_id)
+    messages = signal_messages(
+        name=character.name,
+        master=character.master_name or "主人",
+        observations=lines,
+        facts=[f"[{f.fact_id}] {f.text}" for f in facts],
+        language=language_of([f.text for f in facts], character.language or None),
+    )
+    try:
+        reply = chat_json(
+            tier="summary", messages=messages, expect=dict, thinking=True, timeout=STAGE2_TIMEOUT
+        )
+    except LLMUnavailable as exc:
+        return Stage2Result(facts=len(facts), reason=f"waiting: {exc.reason}")
+    except LLMError as exc:
+        outcome = retry_failed(character_id=character_id, kind="stage2", key=key, now=now, error=exc)
+        return Stage2Result(facts=len(facts), reason=f"failed: {outcome}")
+    signals = _validated_signals(reply, fact_ids=fact_ids, shown=shown)
+    applied, complete = stage2_signals_apply(character_id=character_id, signals=signals, now=now)
+    if complete:
+        facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
+        retry_succeeded(character_id=character_id, kind="stage2")
+    reflections_auto_promote(character_id=character_id, now=now)
+    return Stage2Result(facts=len(facts), applied=applied, marked=complete, reason="ran")
+
+
+def _validated_signals(
+    reply: dict[str, Any], *, fact_ids: list[str], shown: list[str]
+) -> list[tuple[str, Signal]]:
+    valid: list[tuple[str, Signal]] = []
+    for item in reply.get("signals") or []:
+        if not isinstance(item, dict):
+            continue
+        source = match_id(item.get("source_fact_id"), fact_ids)
+        target = match_id(item.get("target_id"), shown)
+        kind = item.get("signal")
+        if source is None or target is None or kind not in (Signal.REINFORCES, Signal.NEGATES):
+            continue  # unknown fact, a target outside the prompt, or no usable signal: dropped
+        valid.append((target.removeprefix("reflection."), Signal(kind)))
+    return valid
+
+
+def stage2_signals_apply(
+    *, character_id: int, signals: list[tuple[str, Signal]], now: datetime
+) -> tuple[int, bool]:
+    """(applied, every signal applied). A target that left the pool meanwhile counts as not applied."""
+    applied = 0
+    with transaction.atomic():
+        lock_character(character_id)
+        for reflection_id, signal in signals:
+            reflection = Reflection.objects.filter(
+                character_id=character_id, reflection_id=reflection_id, status__in=OBSERVATION_STATUSES
+            ).first()
+            if reflection is None:
+                continue
+            reflection_signal_apply(reflection=reflection, signal=signal, source="user_fact", now=now)
+            applied += 1
+    return applied, applied == len(signals)
+
+
+# --- the negative-keyword hook (per turn) ------------------------------------------------------------------
+
+
+def _user_texts(messages: list[Any]) -> list[str]:
+    texts = []
+    for m in messages:
+        if isinstance(m, dict) and m.get("type") == "human":
+            text = message_text((m.get("data") or {}).get("content"))
+            if text.strip():
+                texts.append(text)
+    return texts
+
+
+def reflections_keyword_hook(
+    *, character_id: int, payload: dict[str, Any], now: datetime | None = None
+) -> int:
+    """On a denial-sounding user message, ask the emotion tier which observations it denies."""
+    if not switch_enabled(POWERFUL_MEMORY):
+        return 0
+    texts = _user_texts(payload.get("messages") or [])
+    if not texts or not has_negative_keyword(texts):
+        return 0
+    now = now or timezone.now()
+    recent = texts[-KEYWORD_LAST_USER_MESSAGES:]
+    pool = observation_pool(character_id=character_id, queries=recent, now=now)
+    lines = observation_lines(pool, now=now)
+    shown = [_prompt_id(r) for r in pool[: len(lines)]]
+    if not shown:
+        return 0
+    character = Character.objects.get(pk=character_id)
+    try:
+        reply = chat_json(
+            tier="emotion",
+            messages=keyword_messages(
+                name=character.name,
+                master=character.master_name or "主人",
+                messages=recent,
+                observations=lines,
+                language=language_of(recent, payload.get("language") or character.language or None),
+            ),
+            expect=dict,
+            timeout=KEYWORD_TIMEOUT,
+        )
+    except (LLMUnavailable, LLMError) as exc:
+        # A hint, not a duty: the rebuttal loop reads the same messages again later.
+        logger.info("keyword hook skipped character=%s (%s)", character_id, type(exc).__name__)
+        return 0
+    targets = [match_id(t.get("target_id"), shown) for t in reply.get("targets") or [] if isinstance(t, dict)]
+    applied = 0
+    with transaction.atomic():
+        lock_character(character_id)
+        for target in dict.fromkeys(t for t in targets if t):
+            reflection = Reflection.objects.filter(
+                character_id=character_id,
+                reflection_id=target.removeprefix("reflection."),
+                status__in=OBSERVATION_STATUSES,
+            ).first()
+            if reflection is not None:
+                reflection_signal_apply(
+                    reflection=reflection, signal=Signal.REBUTTAL, source="user_keyword_rebut", now=now
+                )
+                applied += 1
+    return applied
+
+
+# --- the rebuttal loop (every 180 s) --------------------------------------------------------------------
+
+
+def _human_rows(rows: list[Any]) -> list[tuple[datetime, str]]:
+    out = []
+    for row in rows:
+        try:
+            message = json.loads(row.message)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("type") == "human":
+            text = message_text((message.get("data") or {}).get("content"))
+            if text.strip():
+                out.append((row.timestamp, text))
+    return out
+
+
+def _batch(messages: list[tuple[datetime, str]]) -> list[tuple[datetime, str]]:
+    """The first 20, extended by any further messages sharing the 20th's timestamp."""
+    if len(messages) <= REBUTTAL_BATCH:
+        return messages
+    last = messages[REBUTTAL_BATCH - 1][0]
+    return [m for i, m in enumerate(messages) if i < REBUTTAL_BATCH or m[0] == last]
+
+
+def active_confirmed(*, character_id: int, now: datetime) -> list[Reflection]:
+    """Confirmed, score above zero, not suppressed."""
+    confirmed = Reflection.objects.filter(
+        character_id=character_id, status=Reflection.Status.CONFIRMED, suppress=False
+    )
+    return [r for r in confirmed.order_by("pk") if score_of(r, now=now) > 0]
+
+
+def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None) -> str:
+    now = now or timezone.now()
+    cursor, _ = ReflectionCursor.objects.get_or_create(character_id=character_id)
+    if not switch_enabled(POWERFUL_MEMORY):
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=now, rebuttal_failures=0)
+        return "off: cursor advanced"
+    start = cursor.rebuttal_checked_until or now - REBUTTAL_FIRST_LOOKBACK
+    rows = [
+        r
+        for r in raw_log_between(character_id=character_id, start=start, end=now, limit=REBUTTAL_SQL_LIMIT)
+        if r.timestamp > start
+    ]
+    batch = _batch(_human_rows(rows))
+    if not batch:
+        return "no new user messages"
+    until = batch[-1][0]
+    reflections = active_confirmed(character_id=character_id, now=now)
+    if not reflections:
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(
+            rebuttal_checked_until=until, rebuttal_failures=0
+        )
+        return "nothing confirmed to check"
+    character = Character.objects.get(pk=character_id)
+    ids = [r.reflection_id for r in reflections]
+    try:
+        reply = chat_json(
+            tier="summary",
+            messages=rebuttal_messages(
+                name=character.name,
+                master=character.master_name or "主人",
+                observations=[
+                    f"[{r.reflection_id}] {truncate_tokens(r.text, OBSERVATION_TOKENS)}" for r in reflections
+                ],
+                messages=[text for _, text in batch],
+                language=language_of([text for _, text in batch], character.language or None),
+            ),
+            expect=dict,
+            timeout=REBUTTAL_TIMEOUT,
+        )
+    except LLMUnavailable as exc:
+        return f"waiting: {exc.reason}"
+    except LLMError as exc:
+        return _rebuttal_failed(cursor=cursor, now=now, error=exc)
+    denied = {
+        rid
+        for item in reply.get("verdicts") or []
+        if isinstance(item, dict) and item.get("verdict") == "denied"
+        for rid in [match_id(item.get("reflection_id"), ids)]
+        if rid
+    }
+    with transaction.atomic():
+        lock_character(character_id)
+        for reflection in Reflection.objects.filter(
+            character_id=character_id, reflection_id__in=list(denied), status=Reflection.Status.CONFIRMED
+        ):
+            event_append(
+                character_id=character_id,
+                event_type="reflection.rebutted",
+                payload={"reflection_id": reflection.reflection_id, "ts": now.isoformat()},
+            )
+            reflection_transition(
+                reflection=reflection,
+                to=Reflection.Status.DENIED,
+                now=now,
+                reason="rebuttal",
+                also={"denied_reason": "rebuttal"},
+            )
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(
+            rebuttal_checked_until=until, rebuttal_failures=0, last_error=""
+        )
+    return f"checked {len(batch)} messages, denied {len(denied)}"
+
+
+def _rebuttal_failed(*, cursor: ReflectionCursor, now: datetime, error: BaseException) -> str:
+    failures = cursor.rebuttal_failures + 1
+    fields: dict[str, Any] = {
+        "rebuttal_failures": failures,
+        "last_error": f"{type(error).__name__}: {error}"[:2000],
+    }
+    if failures >= REBUTTAL_MAX_FAILURES:
+        # Liveness: the window is given up so the messages after it still get checked.
+        fields.update(rebuttal_checked_until=now, rebuttal_failures=0)
+    ReflectionCursor.objects.filter(pk=cursor.pk).update(**fields)
+    return "failed: cursor forced forward" if failures >= REBUTTAL_MAX_FAILURES else f"failed ({failures})"
