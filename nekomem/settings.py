@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "recent",
     "facts",
     "reflections",
+    "persona",
     "recall",
 ]
 

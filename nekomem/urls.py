@@ -6,7 +6,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from nekomem.characters.api import CharacterViewSet
-from nekomem.runtime.api import PowerfulMemoryConfigView
 
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
@@ -15,8 +14,8 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),
     path("", include("facts.api_urls")),
     path("", include("reflections.api_urls")),
+    path("", include("persona.api_urls")),
     path("", include(router.urls)),
-    path("powerful_memory_config", PowerfulMemoryConfigView.as_view(), name="powerful-memory-config"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
@@ -28,4 +27,5 @@ urlpatterns = [
     path("", include("recent.urls")),
     path("", include("recall.urls")),
     path("", include("reflections.urls")),
+    path("", include("persona.urls")),
 ]

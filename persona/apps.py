@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class PersonaConfig(AppConfig):
+    name = "persona"
+    verbose_name = "Persona"
+
+    def ready(self) -> None:
+        from persona import handlers, portability  # noqa: F401  registrations with the kernel
