@@ -164,7 +164,12 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
     pks = [c.pk for c in batch]
     try:
         reply = chat_json(
-            tier="correction", messages=messages, expect=list, thinking=True, timeout=CORRECTION_TIMEOUT
+            tier="correction",
+            messages=messages,
+            expect=list,
+            thinking=True,
+            timeout=CORRECTION_TIMEOUT,
+            max_attempts=1,
         )
     except LLMUnavailable as exc:
         return CorrectionsReport(reason=f"waiting: {exc.reason}")
