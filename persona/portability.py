@@ -300,7 +300,11 @@ def import_settings(character: Character, path: Path) -> ImportResult:
         if state.legacy_settings == data:
             return ImportResult(unchanged=1)
         state.legacy_settings = data
-        state.save(update_fields=["legacy_settings"])
+        # A directory that already has a persona was migrated by the original (ensure_persona).
+        state.legacy_migrated = (
+            state.legacy_migrated or PersonaEntry.objects.filter(character=character).exists()
+        )
+        state.save(update_fields=["legacy_settings", "legacy_migrated"])
     return ImportResult(created=1 if created else 0, updated=0 if created else 1)
 
 
