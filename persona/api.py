@@ -73,7 +73,7 @@ class EntryEditSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=4000)
 
 
-class PersonaEntryViewSet(CharacterScopedMixin, viewsets.GenericViewSet):
+class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     """A character's persona entries with their evidence; card entries are read-only here."""
 
     serializer_class = PersonaEntrySerializer
@@ -81,9 +81,6 @@ class PersonaEntryViewSet(CharacterScopedMixin, viewsets.GenericViewSet):
 
     def get_queryset(self) -> Any:
         return persona_entries_live(character_id=self.get_character().pk)
-
-    def list(self, request: Request, name: str) -> Response:
-        return Response(PersonaEntrySerializer(self.get_queryset(), many=True).data)
 
     def retrieve(self, request: Request, name: str, entry_id: str) -> Response:
         return Response(PersonaEntrySerializer(self.get_object()).data)

@@ -21,7 +21,7 @@ from persona.models import PersonaEntry, PersonaSection, PersonaState
 from persona.services.entries import legacy_lines
 from persona.services.mentions import suppression_active
 from persona.services.promotion import reflection_evidence
-from persona.services.records import META_SECTION, entry_tokens, score_of
+from persona.services.records import META_SECTION, score_of, token_cache_fresh
 from reflections.models import Reflection
 
 PROTECTED_MAX = 80
@@ -30,6 +30,37 @@ PERSONA_TOKENS = 2000
 REFLECTION_TOKENS = 2000
 PAST_STATE_AFTER = timedelta(days=7)
 PAST_EPISODE_AFTER = timedelta(days=3)
+
+# What the render reads; the JSON columns and vectors stay in the database.
+_EVIDENCE_FIELDS = (
+    "reinforcement",
+    "disputation",
+    "rein_last_signal_at",
+    "disp_last_signal_at",
+    "user_fact_reinforce_count",
+)
+_ENTRY_FIELDS = (
+    "section",
+    "text",
+    "protected",
+    "suppress",
+    "suppressed_at",
+    "token_count",
+    "token_count_text_sha256",
+    "token_count_tokenizer",
+    *_EVIDENCE_FIELDS,
+)
+_REFLECTION_FIELDS = (
+    "text",
+    "status",
+    "temporal_scope",
+    "created_at",
+    "event_start_at",
+    "event_end_at",
+    "suppress",
+    "suppressed_at",
+    *_EVIDENCE_FIELDS,
+)
 
 _TEXT: dict[str, dict[str, str]] = {
     "zh": {
@@ -79,8 +110,13 @@ def _t(language: str, key: str, **values: object) -> str:
 
 @lru_cache(maxsize=50_000)
 def _text_tokens(text: str) -> int:
-    # Reflections carry no token cache of their own: count each distinct text once per process.
+    # Reflections carry no token cache of their own (and an imported entry's may be stale): count each
+    # distinct text once per process.
     return count_tokens(text)
+
+
+def _entry_tokens(entry: PersonaEntry) -> int:
+    return entry.token_count or 0 if token_cache_fresh(entry) else _text_tokens(entry.text)
 
 
 def age_label(language: str, anchor: datetime, now: datetime) -> str:
@@ -142,7 +178,7 @@ def _persona_blocks(
     protected = [e for e in entries if e.protected][:PROTECTED_MAX]
     suppressed = [e for e in entries if not e.protected and suppression_active(e, now=now)]
     open_entries = [e for e in entries if not e.protected and not suppression_active(e, now=now)]
-    kept = _budgeted([(score_of(e, now=now), entry_tokens(e), e) for e in open_entries], PERSONA_TOKENS)
+    kept = _budgeted([(score_of(e, now=now), _entry_tokens(e), e) for e in open_entries], PERSONA_TOKENS)
     by_section: dict[str, list[PersonaEntry]] = {}
     for entry in [*protected, *kept]:
         by_section.setdefault(entry.section, []).append(entry)
@@ -211,15 +247,41 @@ def settings_text(*, character: Character, state: PersonaState | None, language:
     )
 
 
+# (character id, its created_at, language) → (memory_version, minute, markdown). Every write that changes
+# what this renders bumps ``Character.memory_version`` in the database (so every process sees it); what
+# changes with time alone (decay, a lapsing suppression, age labels) is re-rendered each minute.
+_rendered: dict[tuple[int, datetime, str], tuple[int, int, str]] = {}
+_RENDERED_LIMIT = 10_000
+
+
+def rendered_forget() -> None:
+    """Drop every cached render (a test's database starting over, an import into a running process)."""
+    _rendered.clear()
+
+
 def long_term_memory_markdown(*, character: Character, language: str, now: datetime) -> str:
     """Persona, reflections, older memories and the suppressed section; "" when all are empty."""
+    version = Character.objects.filter(pk=character.pk).values_list("memory_version", flat=True).first()
+    key = (character.pk, character.created_at, language)
+    minute = int(now.timestamp() // 60)
+    hit = _rendered.get(key)
+    if hit is not None and hit[0] == version and hit[1] == minute:
+        return hit[2]
+    markdown = _render(character=character, language=language, now=now)
+    if len(_rendered) >= _RENDERED_LIMIT:
+        _rendered.clear()
+    _rendered[key] = (version or 0, minute, markdown)
+    return markdown
+
+
+def _render(*, character: Character, language: str, now: datetime) -> str:
     master = master_display_name(character.master_name, language)
     ai = character.name
     sections = list(PersonaSection.objects.filter(character_id=character.pk).order_by("position", "pk"))
     entries = list(
-        PersonaEntry.objects.filter(character_id=character.pk, archive_shard_path__isnull=True).order_by(
-            "position", "pk"
-        )
+        PersonaEntry.objects.filter(character_id=character.pk, archive_shard_path__isnull=True)
+        .only(*_ENTRY_FIELDS)
+        .order_by("position", "pk")
     )
     persona_blocks, suppressed_entries = _persona_blocks(
         sections=sections, entries=entries, language=language, master=master, ai=ai, now=now
@@ -227,7 +289,9 @@ def long_term_memory_markdown(*, character: Character, language: str, now: datet
     reflections = list(
         Reflection.objects.filter(
             character_id=character.pk, status__in=(Reflection.Status.PENDING, Reflection.Status.CONFIRMED)
-        ).order_by("created_at", "pk")
+        )
+        .only(*_REFLECTION_FIELDS)
+        .order_by("created_at", "pk")
     )
     reflection_blocks, suppressed_reflections = _reflection_blocks(
         reflections=reflections,

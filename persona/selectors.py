@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
-from persona.rendering import long_term_memory_markdown, settings_text
+from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
 from persona.services.mentions import suppression_active
 from persona.services.records import entry_to_file_dict
 
@@ -21,6 +21,7 @@ __all__ = [
     "persona_in_shards",
     "persona_sections",
     "persona_state",
+    "rendered_forget",
     "settings_text",
     "suppression_active",
 ]
