@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "recent",
     "facts",
     "reflections",
+    "persona",
     "recall",
 ]
 

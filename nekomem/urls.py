@@ -7,7 +7,6 @@ from rest_framework.routers import SimpleRouter
 
 from nekomem.characters.api import CharacterViewSet
 from nekomem.journal.api import JobViewSet
-from nekomem.runtime.api import PowerfulMemoryConfigView
 
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
@@ -17,8 +16,8 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("recent.api_urls")),
     path("", include("facts.api_urls")),
     path("", include("reflections.api_urls")),
+    path("", include("persona.api_urls")),
     path("", include(router.urls)),
-    path("powerful_memory_config", PowerfulMemoryConfigView.as_view(), name="powerful-memory-config"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
@@ -30,6 +29,7 @@ urlpatterns = [
     path("", include("recent.urls")),
     path("", include("recall.urls")),
     path("", include("reflections.urls")),
+    path("", include("persona.urls")),
 ]
 
 # The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).

@@ -1,7 +1,7 @@
 """The working context for a new LLM session (``GET /new_dialog``, reference §5).
 
-It reads every layer but writes none. Sections that belong to layers still to come (persona,
-reflections) join here when those layers land.
+It reads every layer; the only write is the persona's ``ensure_persona`` step (the character card
+mirrored into protected entries), which is a no-op unless the card changed.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from django.utils import timezone
 from nekomem.characters.models import Character
 from nekomem.locale import master_display_name
 from nekomem.textproc import strip_bracketed
+from persona.selectors import long_term_memory_markdown, persona_state, settings_text
+from persona.services import persona_ensure_current
 from recall import locale
-from recall.reflection_context import reflection_context_lines
 from recent.messages import content_text
 from recent.models import RecentMessage
 from recent.selectors import raw_log_last_timestamp, recent_window
@@ -67,11 +68,23 @@ def holiday_line(language: str, now: datetime) -> list[str]:
     return [locale.text(language, "holiday", holiday=holiday[language])] if holiday else []
 
 
+def long_term_memory(character: Character, language: str, now: datetime) -> str:
+    """The persona header, then persona, reflections, older memories and the suppressed section."""
+    persona_ensure_current(character=character)
+    markdown = long_term_memory_markdown(character=character, language=language, now=now)
+    if not markdown:
+        markdown = settings_text(
+            character=character, state=persona_state(character_id=character.pk), language=language
+        )
+    header = locale.text(language, "persona_header", name=character.name)
+    return header + (markdown + "\n" if markdown else "")
+
+
 def working_context_render(*, character: Character, language: str, now: datetime | None = None) -> str:
     now = now or timezone.now()
     lines = [
-        *reflection_context_lines(character=character, language=language, now=now),
-        locale.text(language, "inner_thoughts_header", name=character.name),
+        long_term_memory(character, language, now)
+        + locale.text(language, "inner_thoughts_header", name=character.name),
         locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
         *recent_lines(character, language),
         *gap_lines(character, language, now),

@@ -6,6 +6,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "zh": {
         "persona_header": "\n======{name}的长期记忆======\n",
         "inner_thoughts_header": "======{name}的内心活动======",
+        # Wire format, word for word: the chat server splits /new_dialog at the end of this sentence.
         "inner_thoughts": "现在时间是{time}。开始聊天前，{name}又在脑海内整理了近期发生的事情。",
         "system_label": "SYSTEM",
         "gap": "距离上次与{master}聊天已经过去了{elapsed}。",
@@ -20,7 +21,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "persona_header": "\n======{name}'s long-term memory======\n",
         "inner_thoughts_header": "======{name}'s inner thoughts======",
-        "inner_thoughts": "It is now {time}. Before chatting, {name} goes over recent events in her mind.",
+        # Wire format, word for word: the chat server splits /new_dialog at the end of this sentence.
+        "inner_thoughts": "The current time is {time}. Before the conversation begins, {name} is mentally "
+        "reviewing recent events.",
         "system_label": "SYSTEM",
         "gap": "It has been {elapsed} since the last chat with {master}.",
         "gap_now": "The current time is {time}.",

@@ -75,7 +75,9 @@ def turn_store_problems() -> list[str]:
         f"raw session {session_id} of character {character_id} has no post-turn op"
         for character_id, session_id in sessions.keys() - with_op
     )
-    overflowing = RecentMessage.objects.filter(position__gte=F("character__recent_next_position"))
+    overflowing = RecentMessage.objects.filter(
+        position__gte=F("character__recent_window_state__next_position")
+    )
     problems.extend(
         f"window row {row.pk} of character {row.character_id} at or past the position counter"
         for row in overflowing.only("pk", "character_id")

@@ -32,9 +32,11 @@ def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.switches import switches_forget
+    from persona.selectors import rendered_forget
 
     character_id_forget()
     switches_forget()
+    rendered_forget()
 
 
 @pytest.fixture

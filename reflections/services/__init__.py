@@ -8,7 +8,9 @@ from reflections.services.archive import (
 from reflections.services.lifecycle import (
     reflection_confirm,
     reflection_deny,
+    reflection_transition,
     reflections_auto_promote,
+    surfaced_mark_handled,
 )
 from reflections.services.signals import (
     reflections_keyword_hook,
@@ -30,6 +32,7 @@ __all__ = [
     "reflection_deny",
     "reflection_restore",
     "reflection_synthesize",
+    "reflection_transition",
     "reflections_archive_sweep",
     "reflections_auto_promote",
     "reflections_feedback_check",
@@ -37,4 +40,5 @@ __all__ = [
     "reflections_rebuttal_tick",
     "reflections_record_surfaced",
     "reflections_stage2",
+    "surfaced_mark_handled",
 ]

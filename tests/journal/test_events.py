@@ -73,11 +73,21 @@ def test_reconcile_replays_only_events_after_the_sentinel_and_is_idempotent(appl
     assert len(applied) == 2
 
 
-def test_reconcile_pauses_at_a_type_without_a_handler(applied):
+@pytest.fixture
+def unhandled_type():
+    """Every event type has a handler once all layers are installed: take one away for the test."""
+    event_type = "correction.queued"
+    previous = registry._event_handlers.pop(event_type, None)
+    yield event_type
+    if previous is not None:
+        registry.register_event_handler(event_type, previous)
+
+
+def test_reconcile_pauses_at_a_type_without_a_handler(applied, unhandled_type):
     character = CharacterFactory.create()
     append(character.pk, "fact.added", {"id": "fact_1"})
     ts = Event.objects.earliest("seq").ts
-    stuck = EventFactory.create(character=character, type="correction.queued", ts=ts)
+    stuck = EventFactory.create(character=character, type=unhandled_type, ts=ts)
     EventFactory.create(character=character, ts=ts, payload={"id": "fact_9"})
     report = services.events_reconcile()
     assert report.applied == 0 and str(character.pk) in report.paused

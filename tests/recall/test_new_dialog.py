@@ -24,9 +24,9 @@ def test_new_dialog_shows_the_time_line_then_both_lines_of_the_turn(client, post
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain")
     lines = response.content.decode().splitlines()
-    assert lines[0] == "======小天的内心活动======"
-    assert INNER.match(lines[1])
-    assert lines[2:4] == ["阿凛 | 今天好累", "小天 | 辛苦啦～"]
+    assert lines[:3] == ["", "======小天的长期记忆======", "======小天的内心活动======"]
+    assert INNER.match(lines[3])
+    assert lines[4:6] == ["阿凛 | 今天好累", "小天 | 辛苦啦～"]
 
 
 def test_new_dialog_renders_a_real_conversation_in_order(client, post_history):
@@ -35,11 +35,14 @@ def test_new_dialog_renders_a_real_conversation_in_order(client, post_history):
         kind = "human" if turn["role"] == "user" else "ai"
         post_history("cache", "Tian", (kind, turn["text"]), language="en")
     lines = client.get("/new_dialog/Tian").content.decode().splitlines()
-    assert lines[1].startswith("It is now ") and "Before chatting, Tian" in lines[1]
-    rendered = [line.split(" | ", 1)[1] for line in lines[2:]]
+    assert lines[1] == "======Tian's long-term memory======"
+    inner = lines.index("======Tian's inner thoughts======") + 1
+    assert lines[inner].startswith("The current time is ")
+    assert lines[inner].endswith("Before the conversation begins, Tian is mentally reviewing recent events.")
+    rendered = [line.split(" | ", 1)[1] for line in lines[inner + 1 :]]
     assert len(rendered) == len(turns)
     assert rendered[0] == turns[0]["text"].strip()
-    assert as_messages(turns)[1]["type"] == "ai" and lines[3].startswith("Tian | ")
+    assert as_messages(turns)[1]["type"] == "ai" and lines[inner + 2].startswith("Tian | ")
 
 
 @pytest.mark.parametrize(

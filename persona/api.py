@@ -1,0 +1,155 @@
+"""REST for one character's persona: entries (add, edit with version history, delete) and the
+corrections queue (list, resolve by hand); the powerful-memory switch that goes through the reset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from nekomem.api import CharacterScopedMixin
+from nekomem.errors import Conflict
+from nekomem.runtime.api import PowerfulMemoryConfigView, SwitchSerializer
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.selectors import persona_corrections_list, persona_entries_live
+from persona.services import (
+    AddOutcome,
+    persona_correction_resolve,
+    persona_entry_create,
+    persona_entry_delete,
+    persona_entry_edit,
+    powerful_memory_set,
+)
+from persona.services.records import score_of
+
+
+class PersonaEntrySerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="entry_id", read_only=True)
+    entity = serializers.CharField(source="section", read_only=True)
+    evidence_score = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PersonaEntry
+        fields = [
+            "id",
+            "entity",
+            "text",
+            "source",
+            "source_id",
+            "protected",
+            "evidence_score",
+            "reinforcement",
+            "disputation",
+            "rein_last_signal_at",
+            "disp_last_signal_at",
+            "sub_zero_days",
+            "user_fact_reinforce_count",
+            "recent_mentions",
+            "suppress",
+            "suppressed_at",
+            "merged_from_ids",
+            "version_history",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_evidence_score(self, entry: PersonaEntry) -> float | None:
+        score = score_of(entry, now=timezone.now())
+        return None if score == float("inf") else round(score, 6)  # JSON has no infinity
+
+
+class EntryCreateSerializer(serializers.Serializer):
+    entity = serializers.RegexField(r"^[A-Za-z0-9_@:.\-]{1,200}$")
+    text = serializers.CharField(max_length=4000)
+
+
+class EntryEditSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=4000)
+
+
+class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """A character's persona entries with their evidence; card entries are read-only here."""
+
+    serializer_class = PersonaEntrySerializer
+    lookup_field = "entry_id"
+
+    def get_queryset(self) -> Any:
+        return persona_entries_live(character_id=self.get_character().pk)
+
+    def retrieve(self, request: Request, name: str, entry_id: str) -> Response:
+        return Response(PersonaEntrySerializer(self.get_object()).data)
+
+    @extend_schema(request=EntryCreateSerializer, responses=PersonaEntrySerializer)
+    def create(self, request: Request, name: str) -> Response:
+        incoming = EntryCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        result = persona_entry_create(character_id=self.get_character().pk, **incoming.validated_data)
+        if result.outcome is not AddOutcome.ADDED:
+            # The contradiction test said no: a card conflict, or a correction now waits in the queue.
+            raise Conflict(f"not added: {result.outcome.value}")
+        return Response(PersonaEntrySerializer(result.entry).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=EntryEditSerializer, responses=PersonaEntrySerializer)
+    def partial_update(self, request: Request, name: str, entry_id: str) -> Response:
+        incoming = EntryEditSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            entry = persona_entry_edit(
+                character_id=self.get_character().pk, entry_id=entry_id, text=incoming.validated_data["text"]
+            )
+        except PersonaEntry.DoesNotExist:
+            raise Http404("no such entry") from None
+        return Response(PersonaEntrySerializer(entry).data)
+
+    def destroy(self, request: Request, name: str, entry_id: str) -> Response:
+        try:
+            persona_entry_delete(character_id=self.get_character().pk, entry_id=entry_id)
+        except PersonaEntry.DoesNotExist:
+            raise Http404("no such entry") from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PersonaCorrectionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PersonaCorrection
+        fields = ["id", "old_text", "new_text", "entity", "created_at", "resolve_attempts", "extra"]
+        read_only_fields = fields
+
+
+class ResolveSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["merge", "keep_new", "keep_old", "keep_both"])
+    text = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+class PersonaCorrectionViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The contradiction queue; a pair can be resolved by hand."""
+
+    serializer_class = PersonaCorrectionSerializer
+
+    def get_queryset(self) -> Any:
+        return persona_corrections_list(character_id=self.get_character().pk)
+
+    @extend_schema(request=ResolveSerializer, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def resolve(self, request: Request, name: str, pk: int) -> Response:
+        incoming = ResolveSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        persona_correction_resolve(
+            character_id=self.get_character().pk, correction_pk=int(pk), **incoming.validated_data
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PowerfulMemorySwitchView(PowerfulMemoryConfigView):
+    """The switch turns OFF only after every character's confirmed reflections were re-stamped."""
+
+    def post(self, request: Request) -> Response:
+        incoming = SwitchSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        return Response({"enabled": powerful_memory_set(enabled=incoming.validated_data["enabled"])})

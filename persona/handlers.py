@@ -1,0 +1,109 @@
+"""Registrations with the kernel: event replay handlers, the post-turn mention step, schedules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
+from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.services import persona_mentions_record
+from persona.services.entries import correction_key, section_ensure
+from persona.services.mentions import ai_reply_text
+from persona.services.records import entry_from_file_dict, parse_iso
+
+
+def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:
+    """Idempotent: the event carries the whole entry, so replay writes it as it was (or removes it)."""
+    raw = payload.get("entry") or {}
+    existing = PersonaEntry.objects.filter(character_id=character_id, entry_id=raw.get("id")).first()
+    if payload.get("removed"):
+        if existing is not None:
+            existing.delete()
+        return
+    section = str(payload.get("section") or "master")
+    section_ensure(character_id=character_id, key=section)
+    incoming = entry_from_file_dict(
+        raw, character_id=character_id, section=section, position=int(payload.get("position") or 0)
+    )
+    if existing is not None:
+        incoming.pk, incoming.created_at = existing.pk, incoming.created_at or existing.created_at
+    incoming.save()
+
+
+def replay_entry_evidence(character_id: int, payload: dict[str, Any]) -> None:
+    entry = PersonaEntry.objects.filter(character_id=character_id, entry_id=payload.get("entry_id")).first()
+    if entry is None:
+        return
+    entry.reinforcement = float(payload.get("reinforcement", entry.reinforcement))
+    entry.disputation = float(payload.get("disputation", entry.disputation))
+    entry.rein_last_signal_at = parse_iso(payload.get("rein_last_signal_at")) or entry.rein_last_signal_at
+    entry.disp_last_signal_at = parse_iso(payload.get("disp_last_signal_at")) or entry.disp_last_signal_at
+    entry.sub_zero_days = int(payload.get("sub_zero_days", entry.sub_zero_days))
+    entry.save()
+
+
+def replay_correction_queued(character_id: int, payload: dict[str, Any]) -> None:
+    old, new, entity = (
+        payload.get("old_text") or "",
+        payload.get("new_text") or "",
+        payload.get("entity") or "",
+    )
+    PersonaCorrection.objects.get_or_create(
+        character_id=character_id,
+        dedup_key=correction_key(old, new, entity, payload.get("extra") or {}),
+        defaults={
+            "old_text": old,
+            "new_text": new,
+            "entity": entity,
+            "created_at": parse_iso(payload.get("created_at")) or timezone.now(),
+            "extra": payload.get("extra") or {},
+        },
+    )
+
+
+def replay_correction_resolved(character_id: int, payload: dict[str, Any]) -> None:
+    key = correction_key(
+        payload.get("old_text") or "",
+        payload.get("new_text") or "",
+        payload.get("entity") or "",
+        payload.get("extra") or {},
+    )
+    PersonaCorrection.objects.filter(character_id=character_id, dedup_key=key).delete()
+
+
+def replay_mention(character_id: int, payload: dict[str, Any]) -> None:
+    """Mentions are short-lived bookkeeping: the entry snapshot events carry what must survive."""
+
+
+def post_turn_mentions(character_id: int, payload: dict[str, Any]) -> None:
+    persona_mentions_record(character_id=character_id, reply=ai_reply_text(payload))
+
+
+def register() -> None:
+    """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
+    register_event_handler("persona.fact_added", replay_entry_snapshot)
+    register_event_handler("persona.entry_updated", replay_entry_snapshot)
+    register_event_handler("persona.evidence_updated", replay_entry_evidence)
+    register_event_handler("persona.fact_mentioned", replay_mention)
+    register_event_handler("persona.suppressed", replay_mention)
+    register_event_handler("correction.queued", replay_correction_queued)
+    register_event_handler("correction.resolved", replay_correction_resolved)
+    register_outbox_step(POST_TURN_OP, "persona.mentions", post_turn_mentions)
+
+    for name, func, minutes, what in (
+        (
+            "persona-promote",
+            "persona_promote_loop",
+            3,
+            "confirmed reflections → persona (merge LLM ON, 7+7 days OFF)",
+        ),
+        ("persona-corrections", "persona_corrections_loop", 1, "resolve queued persona corrections (ON)"),
+        ("persona-archive", "persona_archive_loop", 60, "sub-zero days and persona archive shards"),
+        ("persona-suppressions", "persona_suppressions_loop", 10, "lift mention suppressions after 5 h"),
+    ):
+        register_schedule(
+            ScheduleSpec(name=name, func=f"persona.tasks.{func}", minutes=minutes, description=what)
+        )

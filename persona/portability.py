@@ -1,0 +1,335 @@
+"""``persona.json``, ``persona_corrections.json``, ``persona_archive/`` and ``settings.json`` for the
+import/export commands (reference §2.8, §2.10–2.11).
+
+Entries keep exactly what the files hold: raw reinforcement and disputation, protection, mentions and
+suppression, version history, the token cache, and unknown keys; sections keep their key order and
+entries their file order. Importing the same directory twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.portability import (
+    FileHandler,
+    ImportResult,
+    MalformedFile,
+    read_json,
+    register_file_handler,
+    write_json,
+)
+from persona.models import PersonaArchiveShard, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.selectors import persona_corrections_list, persona_file_view, persona_in_shards, persona_state
+from persona.services.entries import card_sha, correction_key
+from persona.services.records import (
+    META_SECTION,
+    MODEL_FIELDS,
+    entry_from_file_dict,
+    entry_to_file_dict,
+    iso_local,
+    parse_iso,
+)
+
+ARCHIVE_DIR = "persona_archive"
+# v1 layout → current sections (§2.10).
+_V1_SECTIONS = {"user": "master", "ai": "neko"}
+
+
+def _v1_migrated(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        key = _V1_SECTIONS.get(key, key)
+        if isinstance(value, dict) and "dynamics" in value and "facts" not in value:
+            value = {**{k: v for k, v in value.items() if k != "dynamics"}, "facts": value["dynamics"]}
+        out[key] = value
+    return out
+
+
+def _parse_persona(
+    path: Path, data: Any, *, character_id: int
+) -> tuple[list[PersonaSection], list[PersonaEntry]]:
+    if not isinstance(data, dict):
+        raise MalformedFile(path, f"expected a JSON object of sections, got {type(data).__name__}")
+    sections: list[PersonaSection] = []
+    entries: list[PersonaEntry] = []
+    for position, (key, body) in enumerate(_v1_migrated(data).items()):
+        if not isinstance(body, dict):
+            raise MalformedFile(path, f"section {key!r} must be an object")
+        facts = body.get("facts", [])
+        if not isinstance(facts, list):
+            raise MalformedFile(path, f"section {key!r}: 'facts' must be a list")
+        if key == META_SECTION:
+            # Migration markers, kept verbatim (they are not memories).
+            sections.append(PersonaSection(character_id=character_id, key=key, position=position, extra=body))
+            continue
+        extra = {k: v for k, v in body.items() if k != "facts"}
+        sections.append(PersonaSection(character_id=character_id, key=key, position=position, extra=extra))
+        for index, raw in enumerate(facts):
+            try:
+                entries.append(
+                    entry_from_file_dict(raw, character_id=character_id, section=key, position=index)
+                )
+            except (ValueError, TypeError) as exc:
+                label = raw.get("id") if isinstance(raw, dict) else None
+                raise MalformedFile(
+                    path, str(exc), entry=f"{key} #{index}" + (f" ({label})" if label else "")
+                ) from exc
+    return sections, entries
+
+
+def _upsert_entries(character_id: int, incoming: list[PersonaEntry]) -> tuple[int, int, int]:
+    existing = {
+        e.entry_id: e
+        for e in PersonaEntry.objects.filter(
+            character_id=character_id, entry_id__in=[e.entry_id for e in incoming]
+        )
+    }
+    new, changed, unchanged = [], [], 0
+    for entry in incoming:
+        current = existing.get(entry.entry_id)
+        if current is None:
+            new.append(entry)
+            existing[entry.entry_id] = entry
+            continue
+        if all(getattr(current, f) == getattr(entry, f) for f in MODEL_FIELDS):
+            unchanged += 1
+            continue
+        for f in MODEL_FIELDS:
+            setattr(current, f, getattr(entry, f))
+        changed.append(current)
+    PersonaEntry.objects.bulk_create(new, batch_size=1000)
+    PersonaEntry.objects.bulk_update(changed, list(MODEL_FIELDS), batch_size=1000)
+    return len(new), len(changed), unchanged
+
+
+def _mark_card_current(character: Character) -> None:
+    """An imported directory's card entries stand until the character's card itself changes."""
+    state, _ = PersonaState.objects.get_or_create(character=character)
+    if not character.card:
+        state.card_sha256 = card_sha(character.card)
+        state.save(update_fields=["card_sha256"])
+
+
+def import_persona(character: Character, path: Path) -> ImportResult:
+    sections, entries = _parse_persona(path, read_json(path), character_id=character.pk)
+    with transaction.atomic():
+        lock_character(character.pk)
+        for section in sections:
+            PersonaSection.objects.update_or_create(
+                character_id=character.pk,
+                key=section.key,
+                defaults={"position": section.position, "extra": section.extra},
+            )
+        created, updated, unchanged = _upsert_entries(character.pk, entries)
+        _mark_card_current(character)
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def export_persona(character: Character, path: Path) -> int:
+    view = persona_file_view(character_id=character.pk)
+    count = sum(len(body.get("facts") or []) for key, body in view.items() if key != META_SECTION)
+    if not count and not path.exists():
+        return 0
+    write_json(path, view)
+    return count
+
+
+# --- persona_archive/ --------------------------------------------------------------------------------------
+
+
+def import_archive(character: Character, folder: Path) -> ImportResult:
+    if not folder.is_dir():
+        raise MalformedFile(folder, "expected a directory of shard files")
+    incoming: list[PersonaEntry] = []
+    for shard_path in sorted(folder.glob("*.json")):
+        data = read_json(shard_path)
+        if not isinstance(data, list):
+            raise MalformedFile(shard_path, "expected a JSON list of entries")
+        for index, raw in enumerate(data):
+            section = raw.get("entity") if isinstance(raw, dict) else None
+            try:
+                entry = entry_from_file_dict(
+                    raw, character_id=character.pk, section=str(section or "master"), position=index
+                )
+            except (ValueError, TypeError) as exc:
+                raise MalformedFile(shard_path, str(exc), entry=f"#{index}") from exc
+            entry.archive_shard_path = entry.archive_shard_path or shard_path.name
+            incoming.append(entry)
+    with transaction.atomic():
+        lock_character(character.pk)
+        created, updated, unchanged = _upsert_entries(character.pk, incoming)
+        _shards_recount(character_id=character.pk)
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def _shard_date(name: str) -> datetime:
+    try:
+        return parse_iso(name[:10] + "T00:00:00") or timezone.now()
+    except ValueError:
+        return timezone.now()
+
+
+def _shards_recount(*, character_id: int) -> None:
+    sizes = (
+        PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False)
+        .values_list("archive_shard_path")
+        .annotate(n=Count("pk"))
+        .values_list("archive_shard_path", "n")
+    )
+    for path, n in sizes:
+        name = Path(path or "").name
+        shard, made = PersonaArchiveShard.objects.get_or_create(
+            character_id=character_id, name=name, defaults={"created_at": _shard_date(name), "size": n}
+        )
+        if not made and shard.size != n:
+            PersonaArchiveShard.objects.filter(pk=shard.pk).update(size=n)
+
+
+def export_archive(character: Character, folder: Path) -> int:
+    written = 0
+    for path, entries in persona_in_shards(character_id=character.pk).items():
+        records = []
+        for entry in entries:
+            record = entry_to_file_dict(entry)
+            record.setdefault("entity", entry.section)
+            records.append(record)
+        write_json(folder / Path(path).name, records)
+        written += len(entries)
+    return written
+
+
+# --- persona_corrections.json ------------------------------------------------------------------------------
+
+_CORRECTION_KEYS = ("old_text", "new_text", "entity", "created_at", "resolve_attempts")
+
+
+def correction_to_file_dict(correction: PersonaCorrection) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "old_text": correction.old_text,
+        "new_text": correction.new_text,
+        "entity": correction.entity,
+        "created_at": iso_local(correction.created_at),
+    }
+    if correction.resolve_attempts or "resolve_attempts" in correction.extra:
+        record["resolve_attempts"] = correction.resolve_attempts
+    for key, value in correction.extra.items():
+        record.setdefault(key, value)
+    return record
+
+
+def _correction_from_file_dict(raw: Any, *, character_id: int) -> PersonaCorrection:
+    if not isinstance(raw, dict):
+        raise ValueError(f"expected an object, got {type(raw).__name__}")
+    for key in ("old_text", "new_text", "entity"):
+        if not isinstance(raw.get(key), str):
+            raise ValueError(f"missing or non-string {key!r}")
+    attempts = raw.get("resolve_attempts", 0)
+    if isinstance(attempts, bool) or not isinstance(attempts, int):
+        raise ValueError("'resolve_attempts' must be an integer")
+    extra = {k: v for k, v in raw.items() if k not in _CORRECTION_KEYS}
+    if "resolve_attempts" in raw and attempts == 0:
+        extra["resolve_attempts"] = 0  # spelled out in the file: written back the same way
+    created_at = parse_iso(raw.get("created_at")) or timezone.now()
+    return PersonaCorrection(
+        character_id=character_id,
+        old_text=raw["old_text"],
+        new_text=raw["new_text"],
+        entity=raw["entity"],
+        created_at=created_at,
+        resolve_attempts=attempts,
+        dedup_key=correction_key(raw["old_text"], raw["new_text"], raw["entity"], extra),
+        extra=extra,
+    )
+
+
+def import_corrections(character: Character, path: Path) -> ImportResult:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise MalformedFile(path, f"expected a JSON list, got {type(data).__name__}")
+    incoming = []
+    for index, raw in enumerate(data):
+        try:
+            incoming.append(_correction_from_file_dict(raw, character_id=character.pk))
+        except (ValueError, TypeError) as exc:
+            raise MalformedFile(path, str(exc), entry=f"#{index}") from exc
+    created = unchanged = updated = 0
+    with transaction.atomic():
+        lock_character(character.pk)
+        known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk)}
+        for row in incoming:
+            current = known.get(row.dedup_key)
+            if current is None:
+                row.save()
+                known[row.dedup_key] = row
+                created += 1
+            elif current.resolve_attempts == row.resolve_attempts and current.extra == row.extra:
+                unchanged += 1
+            else:
+                current.resolve_attempts, current.extra = row.resolve_attempts, row.extra
+                current.save(update_fields=["resolve_attempts", "extra"])
+                updated += 1
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+
+
+def export_corrections(character: Character, path: Path) -> int:
+    records = [correction_to_file_dict(c) for c in persona_corrections_list(character_id=character.pk)]
+    if not records and not path.exists():
+        return 0
+    write_json(path, records)
+    return len(records)
+
+
+# --- settings.json (legacy) --------------------------------------------------------------------------------
+
+
+def import_settings(character: Character, path: Path) -> ImportResult:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise MalformedFile(path, f"expected a JSON object, got {type(data).__name__}")
+    with transaction.atomic():
+        lock_character(character.pk)
+        state, created = PersonaState.objects.get_or_create(character=character)
+        if state.legacy_settings == data:
+            return ImportResult(unchanged=1)
+        state.legacy_settings = data
+        # A directory that already has a persona was migrated by the original (ensure_persona).
+        state.legacy_migrated = (
+            state.legacy_migrated or PersonaEntry.objects.filter(character=character).exists()
+        )
+        state.save(update_fields=["legacy_settings", "legacy_migrated"])
+    return ImportResult(created=1 if created else 0, updated=0 if created else 1)
+
+
+def export_settings(character: Character, path: Path) -> int:
+    state = persona_state(character_id=character.pk)
+    if state is None or state.legacy_settings is None:
+        return 0
+    write_json(path, state.legacy_settings)
+    return 1
+
+
+register_file_handler(
+    FileHandler(filename="persona.json", order=50, importer=import_persona, exporter=export_persona)
+)
+register_file_handler(
+    FileHandler(filename=ARCHIVE_DIR, order=51, importer=import_archive, exporter=export_archive)
+)
+register_file_handler(
+    FileHandler(
+        filename="persona_corrections.json",
+        order=52,
+        importer=import_corrections,
+        exporter=export_corrections,
+    )
+)
+register_file_handler(
+    FileHandler(filename="settings.json", order=53, importer=import_settings, exporter=export_settings)
+)

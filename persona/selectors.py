@@ -1,0 +1,71 @@
+"""Reads of the persona layer; every query is scoped to one character."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
+from persona.services.mentions import suppression_active
+from persona.services.records import entry_to_file_dict
+
+__all__ = [
+    "entry_to_file_dict",
+    "long_term_memory_markdown",
+    "persona_corrections_list",
+    "persona_entries_live",
+    "persona_entry_get",
+    "persona_file_view",
+    "persona_in_shards",
+    "persona_sections",
+    "persona_state",
+    "rendered_forget",
+    "settings_text",
+    "suppression_active",
+]
+
+
+def persona_sections(*, character_id: int) -> list[PersonaSection]:
+    return list(PersonaSection.objects.filter(character_id=character_id).order_by("position", "pk"))
+
+
+def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
+    """Entries of ``persona.json`` (not in an archive shard), in file order within each section."""
+    return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
+        "position", "pk"
+    )
+
+
+def persona_entry_get(*, character_id: int, entry_id: str) -> PersonaEntry | None:
+    return PersonaEntry.objects.filter(character_id=character_id, entry_id=entry_id).first()
+
+
+def persona_in_shards(*, character_id: int) -> dict[str, list[PersonaEntry]]:
+    rows = PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
+        "pk"
+    )
+    shards: dict[str, list[PersonaEntry]] = {}
+    for entry in rows:
+        shards.setdefault(entry.archive_shard_path or "", []).append(entry)
+    return shards
+
+
+def persona_corrections_list(*, character_id: int) -> QuerySet[PersonaCorrection]:
+    return PersonaCorrection.objects.filter(character_id=character_id).order_by("pk")
+
+
+def persona_state(*, character_id: int) -> PersonaState | None:
+    return PersonaState.objects.filter(character_id=character_id).first()
+
+
+def persona_file_view(*, character_id: int) -> dict[str, dict[str, Any]]:
+    """``persona.json`` as the original holds it: sections in key order, entries in file order."""
+    view: dict[str, dict[str, Any]] = {}
+    for section in persona_sections(character_id=character_id):
+        view[section.key] = {**section.extra}
+        view[section.key].setdefault("facts", [])
+    for entry in persona_entries_live(character_id=character_id):
+        view.setdefault(entry.section, {"facts": []})["facts"].append(entry_to_file_dict(entry))
+    return view

@@ -1,0 +1,27 @@
+"""Writes of the persona layer, split by sub-domain; import from here."""
+
+from persona.services.archive import persona_archive_sweep
+from persona.services.corrections import persona_correction_resolve, persona_corrections_resolve
+from persona.services.editing import persona_entry_create, persona_entry_delete, persona_entry_edit
+from persona.services.entries import AddOutcome, persona_ensure, persona_ensure_current
+from persona.services.mentions import persona_mentions_record, suppressions_refresh
+from persona.services.promotion import persona_promote_tick, reflection_promote
+from persona.services.switch import powerful_memory_set, reflections_reset_confirmed_at
+
+__all__ = [
+    "AddOutcome",
+    "persona_archive_sweep",
+    "persona_correction_resolve",
+    "persona_corrections_resolve",
+    "persona_ensure",
+    "persona_ensure_current",
+    "persona_entry_create",
+    "persona_entry_delete",
+    "persona_entry_edit",
+    "persona_mentions_record",
+    "persona_promote_tick",
+    "powerful_memory_set",
+    "reflection_promote",
+    "reflections_reset_confirmed_at",
+    "suppressions_refresh",
+]

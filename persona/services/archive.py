@@ -1,0 +1,82 @@
+"""Persona entries in the archive sweep and the shards of ``persona_archive/`` (reference §2.8, §3.5.5).
+
+Only non-protected entries count sub-zero days (at most once per calendar day, never counted down);
+at 14 an entry moves into a shard of at most 500 entries. Card entries are never archived.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.services import character_memory_changed
+from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
+from persona.models import PersonaArchiveShard, PersonaEntry
+from persona.services.entries import entry_event
+from persona.services.records import score_of
+
+SHARD_CAPACITY = 500
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    counted: int = 0
+    archived: int = 0
+
+
+def persona_shard_take(*, character_id: int, name: str | None = None, now: datetime) -> str:
+    """Reserve one place in a shard (``name`` when importing); returns the shard name."""
+    if name:
+        shard, _ = PersonaArchiveShard.objects.get_or_create(
+            character_id=character_id, name=name, defaults={"created_at": now}
+        )
+    else:
+        open_shard = (
+            PersonaArchiveShard.objects.filter(character_id=character_id, size__lt=SHARD_CAPACITY)
+            .order_by("-pk")
+            .first()
+        )
+        shard = open_shard or PersonaArchiveShard.objects.create(
+            character_id=character_id,
+            name=f"{timezone.localtime(now).date().isoformat()}_{uuid.uuid4().hex[:8]}.json",
+            created_at=now,
+        )
+    PersonaArchiveShard.objects.filter(pk=shard.pk).update(size=F("size") + 1)
+    return shard.name
+
+
+def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> SweepReport:
+    now = now or timezone.now()
+    today = timezone.localtime(now).date()
+    counted = archived = 0
+    with transaction.atomic():
+        lock_character(character_id)
+        live = PersonaEntry.objects.filter(
+            character_id=character_id, protected=False, archive_shard_path__isnull=True
+        )
+        for entry in live.order_by("pk"):
+            days, last = sub_zero_day_counted(
+                score=score_of(entry, now=now),
+                sub_zero_days=entry.sub_zero_days,
+                last_increment_date=entry.sub_zero_last_increment_date,
+                today=today,
+            )
+            if days == entry.sub_zero_days:
+                continue
+            entry.sub_zero_days, entry.sub_zero_last_increment_date = days, last
+            counted += 1
+            if entry.sub_zero_days >= ARCHIVE_AFTER_SUB_ZERO_DAYS:
+                entry.archive_shard_path = persona_shard_take(character_id=character_id, now=now)
+                entry.archived_at = now
+                archived += 1
+            entry.save()
+            entry_event(entry, "persona.entry_updated", reason="archive_sweep")
+        if archived:
+            character_memory_changed(character_id=character_id)
+    return SweepReport(counted=counted, archived=archived)

@@ -1,0 +1,214 @@
+"""Resolution of the ``persona_corrections`` queue (reference §3.6; powerful memory ON only).
+
+Up to 10 pairs per batch, all from one isolation domain (the private chat, or one group scope), so a
+model never sees two domains at once. A pair whose answer is missing or invalid counts one attempt;
+after 5 it is dropped (dead-lettered, with a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.errors import Conflict
+from nekomem.journal.services import event_append
+from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.locale import resolve_language
+from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.prompts import corrections_messages
+from persona.services.entries import (
+    correction_entry_add,
+    entry_event,
+    entry_text_replace,
+    persona_prepare,
+)
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 10
+MAX_RESOLVE_ATTEMPTS = 5
+CORRECTION_TIMEOUT = 110
+RESOLUTIONS = ("merge", "keep_new", "keep_old", "keep_both")
+
+
+@dataclass(frozen=True)
+class CorrectionsReport:
+    resolved: int = 0
+    failed: int = 0
+    dropped: int = 0
+    reason: str = ""
+
+
+def isolation_domain(correction: PersonaCorrection) -> str:
+    extra = correction.extra or {}
+    return str(extra.get("scope") or extra.get("subject_id") or "")
+
+
+def _batch(*, character_id: int) -> list[PersonaCorrection]:
+    queued = list(PersonaCorrection.objects.filter(character_id=character_id).order_by("pk"))
+    if not queued:
+        return []
+    domain = isolation_domain(queued[0])
+    return [c for c in queued if isolation_domain(c) == domain][:BATCH_SIZE]
+
+
+def _trust(extra: dict[str, Any], side: str) -> str:
+    return str(extra.get(f"{side}_speaker_trust") or "user")
+
+
+def _line(index: int, correction: PersonaCorrection, language: str) -> str:
+    extra = correction.extra or {}
+    if language == "zh":
+        return (
+            f"[{index}] 已有(trust={_trust(extra, 'old')}): {correction.old_text} | "
+            f"新观察(trust={_trust(extra, 'new')}): {correction.new_text}"
+        )
+    return (
+        f"[{index}] existing(trust={_trust(extra, 'old')}): {correction.old_text} | "
+        f"new observation(trust={_trust(extra, 'new')}): {correction.new_text}"
+    )
+
+
+def _verdicts(reply: Any, size: int) -> dict[int, tuple[str, str]]:
+    verdicts: dict[int, tuple[str, str]] = {}
+    for item in reply if isinstance(reply, list) else []:
+        if not isinstance(item, dict):
+            continue
+        index, action, text = item.get("index"), item.get("action"), item.get("text")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < size:
+            continue
+        if action not in RESOLUTIONS:
+            continue
+        if action != "keep_old" and (not isinstance(text, str) or not text.strip()):
+            continue
+        verdicts.setdefault(index, (action, text if isinstance(text, str) else ""))
+    return verdicts
+
+
+def _live_entry(*, character_id: int, correction: PersonaCorrection) -> PersonaEntry | None:
+    return PersonaEntry.objects.filter(
+        character_id=character_id,
+        section=correction.entity,
+        text=correction.old_text,
+        archive_shard_path__isnull=True,
+    ).first()
+
+
+def correction_apply(
+    *, character: Character, correction: PersonaCorrection, action: str, text: str, now: datetime
+) -> None:
+    """One resolution, inside the caller's locked transaction; the correction leaves the queue."""
+    entry = _live_entry(character_id=character.pk, correction=correction)
+    if action == "merge" and entry is not None:
+        entry_text_replace(entry=entry, text=text, now=now, reason="correction_merge")
+    elif action == "keep_new":
+        if entry is not None and not entry.protected:
+            entry_event(entry, "persona.entry_updated", removed=True, reason="keep_new")
+            entry.delete()
+        correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
+    elif action == "keep_both" or (action == "merge" and entry is None):
+        correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
+    event_append(
+        character_id=character.pk,
+        event_type="correction.resolved",
+        payload={
+            "old_text": correction.old_text,
+            "new_text": correction.new_text,
+            "entity": correction.entity,
+            "action": action,
+            "text": text,
+            "extra": correction.extra,
+            "ts": now.isoformat(),
+        },
+    )
+    correction.delete()
+
+
+def _count_failures(*, character_id: int, pks: list[int]) -> int:
+    """One more attempt for each; returns how many reached the limit and were dropped."""
+    PersonaCorrection.objects.filter(character_id=character_id, pk__in=pks).update(
+        resolve_attempts=F("resolve_attempts") + 1
+    )
+    dead = PersonaCorrection.objects.filter(
+        character_id=character_id, pk__in=pks, resolve_attempts__gte=MAX_RESOLVE_ATTEMPTS
+    )
+    dropped = dead.count()
+    if dropped:
+        logger.warning("persona corrections dead-lettered character=%s count=%d", character_id, dropped)
+        dead.delete()
+    return dropped
+
+
+def persona_corrections_resolve(*, character_id: int, now: datetime | None = None) -> CorrectionsReport:
+    """One batch of the queue through the correction tier."""
+    now = now or timezone.now()
+    if not switch_enabled(POWERFUL_MEMORY):
+        return CorrectionsReport(reason="powerful memory off")
+    batch = _batch(character_id=character_id)
+    if not batch:
+        return CorrectionsReport(reason="empty")
+    character = Character.objects.get(pk=character_id)
+    language = resolve_language(character.language or None)
+    messages = corrections_messages(
+        name=character.name, lines=[_line(i, c, language) for i, c in enumerate(batch)], language=language
+    )
+    pks = [c.pk for c in batch]
+    try:
+        reply = chat_json(
+            tier="correction",
+            messages=messages,
+            expect=list,
+            thinking=True,
+            timeout=CORRECTION_TIMEOUT,
+            max_attempts=1,
+        )
+    except LLMUnavailable as exc:
+        return CorrectionsReport(reason=f"waiting: {exc.reason}")
+    except LLMError:
+        with transaction.atomic():
+            lock_character(character_id)
+            dropped = _count_failures(character_id=character_id, pks=pks)
+        return CorrectionsReport(failed=len(pks), dropped=dropped, reason="llm failed")
+    verdicts = _verdicts(reply, len(batch))
+    resolved = 0
+    with transaction.atomic():
+        character = lock_character(character_id)
+        persona_prepare(character=character, now=now)
+        for index, correction in enumerate(batch):
+            if index not in verdicts or not PersonaCorrection.objects.filter(pk=correction.pk).exists():
+                continue
+            action, text = verdicts[index]
+            correction_apply(character=character, correction=correction, action=action, text=text, now=now)
+            resolved += 1
+        unanswered = [c.pk for i, c in enumerate(batch) if i not in verdicts]
+        dropped = _count_failures(character_id=character_id, pks=unanswered) if unanswered else 0
+    logger.info(
+        "persona corrections character=%s resolved=%d failed=%d", character_id, resolved, len(unanswered)
+    )
+    return CorrectionsReport(resolved=resolved, failed=len(unanswered), dropped=dropped)
+
+
+def persona_correction_resolve(
+    *, character_id: int, correction_pk: int, action: str, text: str = "", now: datetime | None = None
+) -> None:
+    """A resolution by hand (REST, admin)."""
+    now = now or timezone.now()
+    if action not in RESOLUTIONS:
+        raise ValueError(f"action must be one of {RESOLUTIONS}")
+    with transaction.atomic():
+        character = lock_character(character_id)
+        correction = PersonaCorrection.objects.filter(character_id=character_id, pk=correction_pk).first()
+        if correction is None:
+            raise Conflict("the correction is no longer queued")
+        if action != "keep_old" and not text.strip():
+            text = correction.new_text
+        correction_apply(character=character, correction=correction, action=action, text=text, now=now)

@@ -1,0 +1,404 @@
+"""Persona entries: the card mirror, the legacy migration, adds with the contradiction test, merges, edits.
+
+Every function here except the public ``persona_*`` services runs inside the caller's transaction with
+the character locked (``_require_atomic`` checks the transaction); each change appends its event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_changed
+from nekomem.evidence import Evidence, evidence_merged
+from nekomem.journal.services import event_append
+from nekomem.textproc import keyword_overlap, keyword_set
+from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.services.records import (
+    ENTITY_SECTIONS,
+    card_entry_id,
+    correction_entry_id,
+    entry_to_file_dict,
+    evidence_of,
+    evidence_set,
+    legacy_entry_id,
+    manual_entry_id,
+    token_cache_refresh,
+    version_pushed,
+)
+
+logger = logging.getLogger(__name__)
+
+CONTRADICTION_OVERLAP = 0.4
+CARD_SOURCE = "character_card"
+
+
+class AddOutcome(StrEnum):
+    ADDED = "added"
+    REJECTED_CARD = "rejected_card"
+    QUEUED_CORRECTION = "queued_correction"
+
+
+@dataclass(frozen=True)
+class AddResult:
+    outcome: AddOutcome
+    entry: PersonaEntry | None = None
+
+
+def _require_atomic() -> None:
+    if not connection.in_atomic_block:
+        raise RuntimeError("persona writes run inside the caller's locked transaction")
+
+
+def entry_event(entry: PersonaEntry, event_type: str, **more: Any) -> None:
+    payload = {"section": entry.section, "position": entry.position, "entry": entry_to_file_dict(entry)}
+    payload.update(more)
+    event_append(character_id=entry.character_id, event_type=event_type, payload=payload)
+
+
+def entry_save(entry: PersonaEntry, *, event_type: str = "persona.entry_updated", **more: Any) -> None:
+    token_cache_refresh(entry)
+    entry.save()
+    entry_event(entry, event_type, **more)
+    character_memory_changed(character_id=entry.character_id)
+
+
+# --- sections and positions -------------------------------------------------------------------------------
+
+
+def section_ensure(*, character_id: int, key: str, extra: dict[str, Any] | None = None) -> PersonaSection:
+    section = PersonaSection.objects.filter(character_id=character_id, key=key).first()
+    if section is None:
+        last = PersonaSection.objects.filter(character_id=character_id).aggregate(m=Max("position"))["m"]
+        section = PersonaSection.objects.create(
+            character_id=character_id, key=key, position=0 if last is None else last + 1, extra=extra or {}
+        )
+    return section
+
+
+def _next_position(*, character_id: int, section: str) -> int:
+    last = PersonaEntry.objects.filter(character_id=character_id, section=section).aggregate(
+        m=Max("position")
+    )["m"]
+    return 0 if last is None else last + 1
+
+
+# --- the character card and settings.json -----------------------------------------------------------------
+
+
+def card_fields(card: Any) -> list[tuple[str, str, str]]:
+    """(entity, field, text) of every card field, in card order; the text reads ``field: value``."""
+    fields = []
+    for entity, values in (card or {}).items() if isinstance(card, dict) else []:
+        if not isinstance(values, dict):
+            continue
+        for field, value in values.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if shown.strip():
+                fields.append((str(entity), str(field), f"{field}: {shown}"))
+    return fields
+
+
+def card_sha(card: Any) -> str:
+    return hashlib.sha256(json.dumps(card or {}, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def card_sync(*, character: Character, state: PersonaState, now: datetime) -> int:
+    """Mirror ``Character.card`` into protected ``card_`` entries; returns how many entries changed."""
+    _require_atomic()
+    wanted = {
+        card_entry_id(entity, field): (entity, field, text)
+        for entity, field, text in card_fields(character.card)
+    }
+    existing = {
+        e.entry_id: e
+        for e in PersonaEntry.objects.filter(character_id=character.pk, source=CARD_SOURCE, protected=True)
+    }
+    changed = 0
+    for entry_id, (entity, field, text) in wanted.items():
+        entry = existing.get(entry_id)
+        if entry is not None and entry.text == text and entry.section == entity:
+            continue
+        section_ensure(character_id=character.pk, key=entity)
+        if entry is None:
+            entry = PersonaEntry(
+                character_id=character.pk,
+                entry_id=entry_id,
+                section=entity,
+                position=_next_position(character_id=character.pk, section=entity),
+                source=CARD_SOURCE,
+                source_id=field,
+                protected=True,
+                created_at=now,
+            )
+            event_type = "persona.fact_added"
+        else:
+            event_type = "persona.entry_updated"
+        entry.text, entry.section = text, entity
+        entry_save(entry, event_type=event_type)
+        changed += 1
+    for entry_id, entry in existing.items():
+        if entry_id not in wanted:
+            entry_event(entry, "persona.entry_updated", removed=True)
+            entry.delete()
+            changed += 1
+    state.card_sha256 = card_sha(character.card)
+    state.save(update_fields=["card_sha256"])
+    return changed
+
+
+def legacy_lines(settings: Any) -> list[tuple[str, str]]:
+    """(entity, "key: value") from a legacy settings.json: {entity: {key: value}} or a flat dict."""
+    if not isinstance(settings, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            entity = key if key in ENTITY_SECTIONS else "neko"
+            out.extend((entity, f"{k}: {v}") for k, v in value.items() if str(v).strip())
+        elif str(value).strip():
+            out.append(("master", f"{key}: {value}"))
+    return out
+
+
+def legacy_migrate(*, character_id: int, state: PersonaState, now: datetime) -> int:
+    """settings.json → ``legacy_`` entries, once per character."""
+    _require_atomic()
+    if state.legacy_migrated or not state.legacy_settings:
+        return 0
+    added = 0
+    for entity, text in legacy_lines(state.legacy_settings):
+        entry_id = legacy_entry_id(text)
+        if PersonaEntry.objects.filter(character_id=character_id, entry_id=entry_id).exists():
+            continue
+        section_ensure(character_id=character_id, key=entity)
+        entry = PersonaEntry(
+            character_id=character_id,
+            entry_id=entry_id,
+            section=entity,
+            position=_next_position(character_id=character_id, section=entity),
+            text=text,
+            source="settings",
+            created_at=now,
+        )
+        entry_save(entry, event_type="persona.fact_added")
+        added += 1
+    state.legacy_migrated = True
+    state.save(update_fields=["legacy_migrated"])
+    return added
+
+
+def persona_prepare(*, character: Character, now: datetime) -> PersonaState:
+    """Inside the caller's locked transaction: sections exist, card mirrored, settings migrated once."""
+    _require_atomic()
+    state, _ = PersonaState.objects.get_or_create(character=character)
+    for entity in ENTITY_SECTIONS:
+        section_ensure(character_id=character.pk, key=entity)
+    if state.card_sha256 != card_sha(character.card):
+        card_sync(character=character, state=state, now=now)
+    legacy_migrate(character_id=character.pk, state=state, now=now)
+    return state
+
+
+def persona_needs_prepare(*, character: Character) -> bool:
+    """Cheap check for read paths: does the card mirror or the legacy migration lag behind?"""
+    state = PersonaState.objects.filter(character=character).first()
+    if state is None:
+        return True
+    return state.card_sha256 != card_sha(character.card) or (
+        bool(state.legacy_settings) and not state.legacy_migrated
+    )
+
+
+def persona_ensure_current(*, character: Character) -> None:
+    """Read paths: run ``persona_ensure`` only when the card or the legacy migration lags behind."""
+    if persona_needs_prepare(character=character):
+        persona_ensure(character_id=character.pk)
+
+
+def persona_ensure(*, character_id: int, now: datetime | None = None) -> PersonaState:
+    """``ensure_persona``: run on every read path and before promotion, so the card is always current."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        character = lock_character(character_id)
+        return persona_prepare(character=character, now=now)
+
+
+# --- adding, with the contradiction heuristic (§3.6) -----------------------------------------------------
+
+
+def contradicts(old_text: str, new_text: str, *, stop_names: list[str]) -> bool:
+    return (
+        keyword_overlap(keyword_set(old_text, stop_names), keyword_set(new_text, stop_names))
+        >= CONTRADICTION_OVERLAP
+    )
+
+
+def _scope_of(extra: dict[str, Any]) -> str:
+    return str(extra.get("scope") or extra.get("subject_id") or "")
+
+
+def correction_key(old_text: str, new_text: str, entity: str, extra: dict[str, Any]) -> str:
+    """Same old text, new text, entity and scope → the same queue item (no duplicates)."""
+    joined = "\x00".join((old_text, new_text, entity, _scope_of(extra)))
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+def correction_enqueue(
+    *,
+    character_id: int,
+    old_text: str,
+    new_text: str,
+    entity: str,
+    now: datetime,
+    extra: dict[str, Any] | None = None,
+) -> PersonaCorrection | None:
+    """Queue a contradiction pair unless the same pair (text, text, entity, scope) is queued already."""
+    _require_atomic()
+    extra = extra or {}
+    key = correction_key(old_text, new_text, entity, extra)
+    correction, created = PersonaCorrection.objects.get_or_create(
+        character_id=character_id,
+        dedup_key=key,
+        defaults={
+            "old_text": old_text,
+            "new_text": new_text,
+            "entity": entity,
+            "created_at": now,
+            "extra": extra,
+        },
+    )
+    if not created:
+        return None
+    event_append(
+        character_id=character_id,
+        event_type="correction.queued",
+        payload={
+            "old_text": old_text,
+            "new_text": new_text,
+            "entity": entity,
+            "created_at": now.isoformat(),
+            "extra": extra,
+        },
+    )
+    return correction
+
+
+def entry_add(
+    *,
+    character: Character,
+    entity: str,
+    text: str,
+    source: str,
+    now: datetime,
+    entry_id: str | None = None,
+    source_id: str | None = None,
+    evidence: Evidence | None = None,
+    check_contradictions: bool = True,
+) -> AddResult:
+    """``persona.aadd_fact``: card overlap rejects, other overlap queues a correction, else adds."""
+    _require_atomic()
+    text = text.strip()
+    if check_contradictions:
+        section_entries = PersonaEntry.objects.filter(
+            character_id=character.pk, section=entity, archive_shard_path__isnull=True
+        ).order_by("position", "pk")
+        for existing in section_entries:
+            if not contradicts(existing.text, text, stop_names=character.stop_names):
+                continue
+            if existing.protected:
+                return AddResult(AddOutcome.REJECTED_CARD, existing)
+            correction_enqueue(
+                character_id=character.pk, old_text=existing.text, new_text=text, entity=entity, now=now
+            )
+            return AddResult(AddOutcome.QUEUED_CORRECTION, existing)
+    section_ensure(character_id=character.pk, key=entity)
+    entry = PersonaEntry(
+        character_id=character.pk,
+        entry_id=entry_id or manual_entry_id(text, now=now),
+        section=entity,
+        position=_next_position(character_id=character.pk, section=entity),
+        text=text,
+        source=source,
+        source_id=source_id,
+        created_at=now,
+    )
+    if evidence is not None:
+        evidence_set(entry, evidence)
+    entry_save(entry, event_type="persona.fact_added")
+    return AddResult(AddOutcome.ADDED, entry)
+
+
+def entry_merge_into(
+    *, target: PersonaEntry, text: str, other: Evidence, merged_from_id: str, now: datetime
+) -> bool:
+    """Rewrite ``target`` with the merged text and the larger evidence; False when already merged."""
+    _require_atomic()
+    if merged_from_id in target.merged_from_ids:
+        return False  # the idempotency marker: this reflection went in already
+    if text.strip() and text.strip() != target.text:
+        target.version_history = version_pushed(
+            target.version_history, text=target.text, now=now, reason="promote_merge"
+        )
+        target.text = text.strip()
+    evidence_set(target, evidence_merged(evidence_of(target), other, now=now))
+    target.sub_zero_days = 0
+    target.sub_zero_last_increment_date = None
+    target.merged_from_ids = [*target.merged_from_ids, merged_from_id]
+    token_cache_refresh(target)
+    target.save()
+    event_append(
+        character_id=target.character_id,
+        event_type="persona.evidence_updated",
+        payload={
+            "entry_id": target.entry_id,
+            "reinforcement": target.reinforcement,
+            "disputation": target.disputation,
+            "rein_last_signal_at": target.rein_last_signal_at.isoformat()
+            if target.rein_last_signal_at
+            else None,
+            "disp_last_signal_at": target.disp_last_signal_at.isoformat()
+            if target.disp_last_signal_at
+            else None,
+            "sub_zero_days": 0,
+            "source": "promote_merge",
+        },
+    )
+    entry_event(target, "persona.entry_updated")
+    character_memory_changed(character_id=target.character_id)
+    return True
+
+
+def entry_text_replace(*, entry: PersonaEntry, text: str, now: datetime, reason: str) -> None:
+    """An edit in place: same id and evidence, the old text pushed into ``version_history``."""
+    _require_atomic()
+    if text.strip() == entry.text:
+        return
+    entry.version_history = version_pushed(entry.version_history, text=entry.text, now=now, reason=reason)
+    entry.text = text.strip()
+    entry_save(entry)
+
+
+def correction_entry_add(*, character: Character, entity: str, text: str, now: datetime) -> PersonaEntry:
+    result = entry_add(
+        character=character,
+        entity=entity,
+        text=text,
+        source="correction",
+        now=now,
+        entry_id=correction_entry_id(text, now=now),
+        check_contradictions=False,
+    )
+    assert result.entry is not None
+    return result.entry

@@ -1,0 +1,127 @@
+"""Mention suppression (reference §3.6): the companion should not keep bringing up the same thing.
+
+After each AI reply, every non-protected persona entry and every confirmed reflection whose keywords
+appear in the reply counts a mention; the third within 5 hours suppresses it for 5 hours. Pending
+reflections are never suppressed. The refresh lifts suppressions whose 5 hours are over.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from nekomem.characters.locks import lock_character
+from nekomem.characters.services import character_memory_changed
+from nekomem.journal.services import event_append
+from nekomem.textproc import keyword_set, message_text
+from persona.models import PersonaEntry
+from persona.services.records import iso_local, parse_iso
+from reflections.models import Reflection
+
+MENTION_WINDOW = timedelta(hours=5)
+SUPPRESS_FOR = timedelta(hours=5)
+MENTIONS_TO_SUPPRESS = 3
+
+
+def _remove_names(text: str, names: list[str]) -> str:
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = text.replace(name, " ")
+    return text
+
+
+def mentioned(text: str, reply: str, *, stop_names: list[str]) -> bool:
+    """Any keyword of ``text`` occurs in the reply (names removed from both)."""
+    return any(keyword in reply for keyword in keyword_set(text, stop_names))
+
+
+def _recent(mentions: list[Any], now: datetime) -> list[str]:
+    kept = []
+    for value in mentions:
+        try:
+            at = parse_iso(value)
+        except ValueError:
+            continue
+        if at is not None and now - at < MENTION_WINDOW:
+            kept.append(value)
+    return kept
+
+
+def _counted(item: PersonaEntry | Reflection, now: datetime) -> bool:
+    """Record one mention; True when this one suppresses the item."""
+    item.recent_mentions = [*_recent(item.recent_mentions, now), iso_local(now)]
+    if not item.suppress and len(item.recent_mentions) >= MENTIONS_TO_SUPPRESS:
+        item.suppress, item.suppressed_at = True, now
+        return True
+    return False
+
+
+def suppression_active(item: PersonaEntry | Reflection, *, now: datetime) -> bool:
+    """Read paths use this, so a lapsed suppression stops counting before the refresh writes it."""
+    return bool(item.suppress) and (item.suppressed_at is None or now - item.suppressed_at < SUPPRESS_FOR)
+
+
+def _lift_expired(*, character_id: int, now: datetime) -> int:
+    lifted = 0
+    expired = {"suppress": True, "suppressed_at__lte": now - SUPPRESS_FOR}
+    for model in (PersonaEntry, Reflection):
+        stale = model.objects.filter(character_id=character_id, **expired)  # type: ignore[attr-defined]
+        lifted += stale.update(suppress=False, suppressed_at=None, recent_mentions=[])
+    return int(lifted)
+
+
+def ai_reply_text(payload: dict[str, Any]) -> str:
+    return "\n".join(
+        message_text((m.get("data") or {}).get("content"))
+        for m in payload.get("messages") or []
+        if isinstance(m, dict) and m.get("type") == "ai"
+    )
+
+
+def persona_mentions_record(*, character_id: int, reply: str, now: datetime | None = None) -> int:
+    """Count mentions in one AI reply; returns how many items became suppressed."""
+    now = now or timezone.now()
+    if not reply.strip():
+        return 0
+    suppressed = 0
+    with transaction.atomic():
+        character = lock_character(character_id)
+        _lift_expired(character_id=character_id, now=now)
+        names = character.stop_names
+        bare_reply = _remove_names(reply, names)
+        entries = PersonaEntry.objects.filter(
+            character_id=character_id, protected=False, archive_shard_path__isnull=True
+        )
+        for entry in entries:
+            if not mentioned(entry.text, bare_reply, stop_names=names):
+                continue
+            newly = _counted(entry, now)
+            entry.save(update_fields=["recent_mentions", "suppress", "suppressed_at", "updated_at"])
+            event_append(
+                character_id=character_id,
+                event_type="persona.suppressed" if newly else "persona.fact_mentioned",
+                payload={"entry_id": entry.entry_id, "ts": now.isoformat(), "suppress": entry.suppress},
+            )
+            suppressed += newly
+        for reflection in Reflection.objects.filter(
+            character_id=character_id, status=Reflection.Status.CONFIRMED
+        ):
+            if mentioned(reflection.text, bare_reply, stop_names=names):
+                suppressed += _counted(reflection, now)
+                reflection.save(update_fields=["recent_mentions", "suppress", "suppressed_at", "updated_at"])
+        if suppressed:
+            character_memory_changed(character_id=character_id)
+    return suppressed
+
+
+def suppressions_refresh(*, character_id: int, now: datetime | None = None) -> int:
+    """Lift suppressions older than 5 hours (persona entries and reflections); returns how many."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        lock_character(character_id)
+        lifted = _lift_expired(character_id=character_id, now=now)
+        if lifted:
+            character_memory_changed(character_id=character_id)
+    return lifted

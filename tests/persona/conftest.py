@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from typing import cast
+
+import pytest
+
+from nekomem.characters.models import Character
+from tests.characters.factories import CharacterFactory
+
+
+@pytest.fixture
+def character() -> Character:
+    return cast(
+        Character,
+        CharacterFactory(
+            name="小天",
+            master_name="阿凛",
+            card={"master": {"昵称": "阿凛", "职业": "大学生"}, "neko": {"性格": "温柔 黏人"}},
+        ),
+    )

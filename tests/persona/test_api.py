@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from persona.models import PersonaCorrection
+from persona.services import persona_ensure
+from persona.services.records import card_entry_id
+from tests.persona.factories import make_entry
+
+pytestmark = pytest.mark.django_db
+
+
+def base(character) -> str:
+    return f"/api/v1/characters/{character.name}/persona/"
+
+
+def test_add_edit_and_delete_through_the_api(client, character):
+    response = client.post(
+        base(character) + "entries/",
+        {"entity": "master", "text": "主人会做提拉米苏"},
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+    entry_id = response.json()["id"]
+    edited = client.patch(
+        base(character) + f"entries/{entry_id}/",
+        {"text": "主人会做抹茶提拉米苏"},
+        content_type="application/json",
+    ).json()
+    assert (
+        edited["text"] == "主人会做抹茶提拉米苏"
+        and edited["version_history"][0]["text"] == "主人会做提拉米苏"
+    )
+    assert client.delete(base(character) + f"entries/{entry_id}/").status_code == 204
+    assert client.get(base(character) + f"entries/{entry_id}/").status_code == 404
+
+
+def test_card_entries_are_read_only_and_score_null(client, character):
+    persona_ensure(character_id=character.pk)
+    card_id = card_entry_id("master", "昵称")
+    listed = {row["id"]: row for row in client.get(base(character) + "entries/").json()["results"]}
+    assert listed[card_id]["protected"] is True and listed[card_id]["evidence_score"] is None
+    response = client.patch(
+        base(character) + f"entries/{card_id}/", {"text": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 409
+
+
+def test_a_contradicting_add_is_refused_and_resolved_by_hand(client, character):
+    make_entry(character=character, text="主人每天早上喝冰美式咖啡")
+    response = client.post(
+        base(character) + "entries/",
+        {"entity": "master", "text": "主人每天早上改喝热美式咖啡"},
+        content_type="application/json",
+    )
+    assert response.status_code == 409
+    queued = client.get(base(character) + "corrections/").json()["results"]
+    assert [q["new_text"] for q in queued] == ["主人每天早上改喝热美式咖啡"]
+    resolved = client.post(
+        base(character) + f"corrections/{queued[0]['id']}/resolve/",
+        {"action": "merge", "text": "主人早上喝美式咖啡，冬天喝热的"},
+        content_type="application/json",
+    )
+    assert resolved.status_code == 204 and not PersonaCorrection.objects.exists()
+    texts = [
+        row["text"]
+        for row in client.get(base(character) + "entries/").json()["results"]
+        if not row["protected"]
+    ]
+    assert texts == ["主人早上喝美式咖啡，冬天喝热的"]
