@@ -33,8 +33,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def populate(name: str) -> None:
-    from django.test import Client
+def populate(name: str, *, baseline: bool = False) -> None:
     from django.utils import timezone
 
     from nekomem.characters.models import Character
@@ -46,7 +45,10 @@ def populate(name: str) -> None:
         "master": {f"字段{n}": f"值{n}" for n in range(12)},
         "neko": {f"设定{n}": f"内容{n}" for n in range(8)},
     }
-    character = Character.objects.create(name=name, master_name="阿凛", card=card)
+    character = Character.objects.create(name=name, master_name="阿凛", card={} if baseline else card)
+    if baseline:
+        _turns(name)
+        return
     sections = ("master", "neko", "relationship")
     for position, key in enumerate(sections):
         PersonaSection.objects.create(character=character, key=key, position=position)
@@ -80,6 +82,12 @@ def populate(name: str) -> None:
         )
         for n in range(200)
     )
+    _turns(name)
+
+
+def _turns(name: str) -> None:
+    from django.test import Client
+
     client = Client(HTTP_HOST="127.0.0.1")
     for n in range(10):
         history = [
@@ -93,6 +101,9 @@ def populate(name: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument(
+        "--baseline", action="store_true", help="the same turns with no persona or reflections (the floor)"
+    )
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="nekomem-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
@@ -111,7 +122,7 @@ def main() -> None:
     if not startup_run():
         raise SystemExit("startup failed")
     name = "小天"
-    populate(name)
+    populate(name, baseline=args.baseline)
     client = Client(HTTP_HOST="127.0.0.1")
     first = client.get(f"/new_dialog/{name}")
     body = first.content.decode()
@@ -133,7 +144,10 @@ def main() -> None:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     p95 = percentile(timings, 0.95)
     rows = [
-        ("persona entries / reflections / recent messages", "300 / 200 / 20"),
+        (
+            "persona entries / reflections / recent messages",
+            "0 / 0 / 20" if args.baseline else "300 / 200 / 20",
+        ),
         ("requests", str(args.requests)),
         ("output lines / characters", f"{body.count(chr(10))} / {len(body)}"),
         ("mean ms", f"{statistics.fmean(timings):.2f}"),
