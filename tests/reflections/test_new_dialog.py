@@ -57,31 +57,6 @@ def seed(character):
     )
 
 
-def test_zh_sections_in_order(client, character):
-    seed(character)
-    text = render(client, "小天", "zh")
-    head, _, rest = text.partition("======小天的内心活动======")
-    assert rest, "the reflection block comes before the inner thoughts"
-    assert head.startswith("\n======小天的长期记忆======\n")
-    pending = head.index("### 小天最近的印象（还不太确定）\n- 主人最近似乎在准备考试")
-    confirmed = head.index("### 小天比较确定的印象\n")
-    past = head.index("======以下为较久远的记忆======")
-    assert pending < confirmed < past < head.index("======以上为较久远的记忆======")
-    assert "- 主人晚上经常熬夜" in head[confirmed:past] and "- 主人昨天去了海边" in head[confirmed:past]
-    assert "- [2周前] 主人那阵子在搬家" in head[past:]
-    for hidden in ("香菜", "养了一只猫", "周杰伦"):
-        assert hidden not in text
-
-
-def test_en_headers(client, character):
-    seed(character)
-    text = render(client, "小天", "en")
-    assert "======小天's long-term memory======" in text
-    assert "### 小天's recent impressions (not yet sure)" in text
-    assert "### 小天's fairly certain impressions" in text
-    assert "- [2 weeks ago] 主人那阵子在搬家" in text
-
-
 def test_one_2000_token_pool_drops_from_the_lowest_score(client, character):
     now = timezone.now()
     long_text = "主人" + "非常" * 700 + "喜欢安静"  # about 1000 tokens each
@@ -89,7 +64,3 @@ def test_one_2000_token_pool_drops_from_the_lowest_score(client, character):
         make_reflection(character=character, text=f"{i}{long_text}", reinforcement=r, rein_last_signal_at=now)
     text = render(client, "小天", "zh")
     assert f"1{long_text}" in text and f"2{long_text}" in text and f"0{long_text}" not in text
-
-
-def test_no_reflections_no_block(client, character):
-    assert "长期记忆" not in render(client, "小天", "zh")
