@@ -87,6 +87,20 @@ def section_ensure(*, character_id: int, key: str, extra: dict[str, Any] | None 
     return section
 
 
+def _unused_entry_id(*, character_id: int, base: str) -> str:
+    """The same text added to two sections within one second would get one id: number the later."""
+    taken = set(
+        PersonaEntry.objects.filter(character_id=character_id, entry_id__startswith=base).values_list(
+            "entry_id", flat=True
+        )
+    )
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}_{n}"
+    return candidate
+
+
 def _next_position(*, character_id: int, section: str) -> int:
     last = PersonaEntry.objects.filter(character_id=character_id, section=section).aggregate(
         m=Max("position")
@@ -326,7 +340,7 @@ def entry_add(
     section_ensure(character_id=character.pk, key=entity)
     entry = PersonaEntry(
         character_id=character.pk,
-        entry_id=entry_id or manual_entry_id(text, now=now),
+        entry_id=entry_id or _unused_entry_id(character_id=character.pk, base=manual_entry_id(text, now=now)),
         section=entity,
         position=_next_position(character_id=character.pk, section=entity),
         text=text,

@@ -89,3 +89,14 @@ def test_edits_keep_at_most_five_versions(character: Character):
     assert entry.text == "v7"
     assert [v["text"] for v in entry.version_history] == ["v2", "v3", "v4", "v5", "v6"]
     assert cached_tokens_are_fresh(entry)
+
+
+def test_the_same_text_in_two_sections_within_one_second_gets_two_ids(character: Character):
+    now = timezone.now()
+    first = persona_entry_create(character_id=character.pk, entity="master", text="喜欢下雨天", now=now)
+    second = persona_entry_create(
+        character_id=character.pk, entity="relationship", text="喜欢下雨天", now=now
+    )
+    assert first.outcome == second.outcome == "added"
+    assert first.entry is not None and second.entry is not None
+    assert second.entry.entry_id == f"{first.entry.entry_id}_2"
