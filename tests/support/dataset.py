@@ -1,7 +1,7 @@
 """Real conversations for tests, under tests/fixtures/conversations (origin and licence: its README).
 
 The fixtures are MemoryBank turns (MIT) in the development data's ``turns.jsonl`` format; tests never read
-../shared, so a clone of the repository alone passes.
+the development data beside the repository, so a clone of the repository alone passes.
 """
 
 from __future__ import annotations
