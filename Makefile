@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 PG_URL ?= postgres://postgres@127.0.0.1:5432/nekomem
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run test lint test-sqlite test-postgres bench
+.PHONY: install run test lint test-sqlite test-postgres bench bench-faults
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -46,3 +46,9 @@ bench: install
 	$(PY) bench/recall_index_changes.py
 	$(PY) bench/import_facts.py
 	$(PY) bench/extraction_throughput.py
+	$(PY) bench/reflections_speed.py
+	$(PY) bench/new_dialog_speed.py
+
+# Mixed load with SIGKILLs and outages (about 15 minutes): not part of `make bench`.
+bench-faults: install
+	$(PY) bench/load_faults.py
