@@ -8,12 +8,14 @@ reflections are never suppressed. The refresh lifts suppressions whose 5 hours a
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from itertools import chain
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
 from nekomem.textproc import keyword_set, message_text
@@ -80,10 +82,33 @@ def ai_reply_text(payload: dict[str, Any]) -> str:
     )
 
 
+def _anything_mentioned(*, character_id: int, reply: str) -> bool:
+    """A read without the character lock: most replies mention nothing, and taking the write lock
+    on every turn queued the cluster behind chat turns (bench/cache_throughput.py)."""
+    character = Character.objects.filter(pk=character_id).first()
+    if character is None:
+        return False
+    names = character.stop_names
+    bare_reply = _remove_names(reply, names)
+    texts = chain(
+        PersonaEntry.objects.filter(
+            character_id=character_id, protected=False, archive_shard_path__isnull=True
+        ).values_list("text", flat=True),
+        Reflection.objects.filter(character_id=character_id, status=Reflection.Status.CONFIRMED).values_list(
+            "text", flat=True
+        ),
+    )
+    return any(mentioned(text, bare_reply, stop_names=names) for text in texts)
+
+
 def persona_mentions_record(*, character_id: int, reply: str, now: datetime | None = None) -> int:
-    """Count mentions in one AI reply; returns how many items became suppressed."""
+    """Count mentions in one AI reply; returns how many items became suppressed.
+
+    Lapsed suppressions are lifted here when something was mentioned, and by the 10-minute
+    ``suppressions_refresh`` loop otherwise; read paths ignore lapsed ones either way.
+    """
     now = now or timezone.now()
-    if not reply.strip():
+    if not reply.strip() or not _anything_mentioned(character_id=character_id, reply=reply):
         return 0
     suppressed = 0
     with transaction.atomic():
