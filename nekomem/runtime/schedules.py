@@ -6,7 +6,11 @@ Apps add theirs from AppConfig.ready() (their ``handlers.register()``); interval
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -26,3 +30,17 @@ def register_schedule(spec: ScheduleSpec) -> None:
 
 def registered_schedules() -> list[ScheduleSpec]:
     return sorted(_specs.values(), key=lambda s: s.name)
+
+
+def each_character(job: str, run: Callable[[int], object]) -> None:
+    """A schedule's tick over every character, in id order.
+
+    One character's failure is logged and must not starve the others of their tick.
+    """
+    from nekomem.characters.models import Character
+
+    for character_id in Character.objects.order_by("pk").values_list("pk", flat=True):
+        try:
+            run(character_id)
+        except Exception:
+            logger.exception("%s failed for character %s", job, character_id)
