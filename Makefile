@@ -36,7 +36,10 @@ test-sqlite: install
 test-postgres: install
 	NEKOMEM_REQUIRE_MODELS=1 DATABASE_URL=$(PG_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest
 
-test: lint test-sqlite test-postgres
+# The two databases' runs go side by side (each waits on its servers and browser as much as on the
+# CPU); each one's output is printed whole when it ends.
+test: lint
+	$(MAKE) --no-print-directory --output-sync=target -j2 test-sqlite test-postgres
 
 bench: install
 	$(PY) bench/cache_throughput.py

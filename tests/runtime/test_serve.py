@@ -1,15 +1,18 @@
-"""``manage.py serve`` refuses a port that is taken before it starts anything."""
+"""``manage.py serve`` refuses a port that is taken before it starts anything, and does not wait out
+its whole grace for an HTTP server whose stop hangs with no connection left open."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
 
-from nekomem.runtime.management.commands.serve import port_in_use
+from nekomem.runtime.management.commands import serve
+from nekomem.runtime.management.commands.serve import open_connections, port_in_use
 from tests.support.server_process import REPO_ROOT, free_port
 
 
@@ -60,3 +63,37 @@ def test_serve_on_a_taken_port_says_so_and_starts_nothing(listener: int, tmp_pat
     assert f"127.0.0.1:{listener} is already in use" in done.stderr
     assert "NEKOMEM_PORT" in done.stderr
     assert "memory server on" not in done.stdout  # nothing was started
+
+
+def _ignores_sigterm() -> subprocess.Popen[bytes]:
+    """A child that, like a granian worker deadlocked in its shutdown, outlives SIGTERM."""
+    code = "import signal as s, time; s.signal(s.SIGTERM, s.SIG_IGN); print(1, flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, process_group=0)
+    assert child.stdout is not None and child.stdout.readline()  # the handler is in place
+    return child
+
+
+def test_open_connections_counts_the_connections_to_a_port_while_they_are_open(listener: int) -> None:
+    assert open_connections(listener) == 0
+    client = socket.create_connection(("127.0.0.1", listener))
+    assert open_connections(listener) == 1  # the server end (the client end is on another local port)
+    client.close()
+
+
+def test_a_hung_http_server_with_no_connection_open_is_killed_after_the_idle_wait(listener: int) -> None:
+    child = _ignores_sigterm()
+    started = time.monotonic()
+    serve._stop_children([child], graces=[20], http_port=listener)
+    took = time.monotonic() - started
+    assert child.returncode == -9
+    assert serve.IDLE_STOP_SECONDS <= took < serve.IDLE_STOP_SECONDS + 3, took
+
+
+def test_a_hung_http_server_with_a_connection_open_gets_its_whole_grace(listener: int) -> None:
+    child = _ignores_sigterm()
+    with socket.create_connection(("127.0.0.1", listener)):
+        started = time.monotonic()
+        serve._stop_children([child], graces=[4], http_port=listener)
+        took = time.monotonic() - started
+    assert child.returncode == -9
+    assert took >= 4, took

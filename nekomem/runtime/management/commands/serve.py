@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 import socket
@@ -15,6 +16,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 STOP_GRACE_SECONDS = 20
+# Granian's graceful stop sometimes deadlocks in a worker (emmett-framework/granian#875: the runtime's
+# drop waits for a thread that waits for the GIL) and then sits out the whole grace with nothing to
+# finish. Once no connection to the port has been open for this long, nothing can be lost by
+# killing it.
+IDLE_STOP_SECONDS = 2.0
 # The cluster's workers finish their task before they exit, however long it runs (an embedding
 # backfill, an LLM call of up to two minutes). Nobody waits for a background task and every one is
 # re-delivered, so after this grace the task is interrupted.
@@ -23,6 +29,8 @@ CLUSTER_NICENESS = 10
 # Ctrl-C, a supervisor's stop, and the terminal closing.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1  # prctl(2)
+
+logger = logging.getLogger(__name__)
 
 
 def http_server_command(python: str) -> list[str]:
@@ -101,9 +109,53 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def _stop_children(children: list[subprocess.Popen[bytes]], *, graces: list[int]) -> None:
+# /proc/net/tcp states of a connection whose request may still be answered: ESTABLISHED, CLOSE_WAIT.
+_OPEN_TCP_STATES = frozenset({"01", "08"})
+
+
+def open_connections(port: int) -> int | None:
+    """How many TCP connections to local ``port`` are open; None where /proc cannot tell (not Linux)."""
+    count, readable = 0, False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                next(rows, None)  # the header
+                readable = True
+                for row in rows:
+                    fields = row.split()
+                    if (
+                        len(fields) > 3
+                        and fields[3] in _OPEN_TCP_STATES
+                        and int(fields[1].rsplit(":", 1)[1], 16) == port
+                    ):
+                        count += 1
+        except OSError:
+            continue
+    return count if readable else None
+
+
+def _wait_http_server(child: subprocess.Popen[bytes], *, deadline: float, port: int) -> None:
+    """Wait for the HTTP server to stop, for as long as a connection to it is open, up to ``deadline``."""
+    idle_since: float | None = None
+    while child.poll() is None and time.monotonic() < deadline:
+        now = time.monotonic()
+        if open_connections(port) == 0:
+            idle_since = idle_since or now
+            if now - idle_since >= IDLE_STOP_SECONDS:
+                logger.warning(
+                    "the HTTP server is still stopping %.1f s after its last connection closed; killing it",
+                    IDLE_STOP_SECONDS,
+                )
+                return
+        else:
+            idle_since = None
+        time.sleep(0.1)
+
+
+def _stop_children(children: list[subprocess.Popen[bytes]], *, graces: list[int], http_port: int) -> None:
     """TERM each child once, give each its grace, then KILL whatever is left of its process group.
 
+    The first child is the HTTP server: its grace ends early once no connection is left open.
     Killing the group, not just the child, matters: the cluster's worker processes are the child's
     children, and killed alone the child would leave them running their task, orphaned.
     """
@@ -111,9 +163,12 @@ def _stop_children(children: list[subprocess.Popen[bytes]], *, graces: list[int]
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
     started = time.monotonic()
-    for child, grace in zip(children, graces, strict=True):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=max(0.1, started + grace - time.monotonic()))
+    for position, (child, grace) in enumerate(zip(children, graces, strict=True)):
+        if position == 0:
+            _wait_http_server(child, deadline=started + grace, port=http_port)
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=max(0.1, started + grace - time.monotonic()))
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)  # its own group (process_group=0 at start)
         child.wait()
@@ -152,7 +207,11 @@ class Command(BaseCommand):
             while not stop_requested and all(child.poll() is None for child in children):
                 time.sleep(0.2)
         finally:
-            _stop_children(children, graces=[STOP_GRACE_SECONDS, CLUSTER_STOP_GRACE_SECONDS][: len(children)])
+            _stop_children(
+                children,
+                graces=[STOP_GRACE_SECONDS, CLUSTER_STOP_GRACE_SECONDS][: len(children)],
+                http_port=port,
+            )
         codes = [child.returncode for child in children]
         if any(code not in (0, -signal.SIGTERM, None) for code in codes) and not stop_requested:
             os._exit(1)
