@@ -30,6 +30,13 @@ urlpatterns = [
     path("", include("recall.urls")),
     path("", include("reflections.urls")),
     path("", include("persona.urls")),
+    # The memory browser: the front door, then each layer's pages under /browse/<name>/<layer>/.
+    path("", include("nekomem.browser.urls")),
+    path("browse/<str:name>/", include("recent.browser_urls")),
+    path("browse/<str:name>/", include("facts.browser_urls")),
+    path("browse/<str:name>/", include("reflections.browser_urls")),
+    path("browse/<str:name>/", include("persona.browser_urls")),
+    path("browse/<str:name>/", include("recall.browser_urls")),
 ]
 
 # The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).

@@ -126,8 +126,9 @@ def _is_loopback(address: str) -> bool:
 # must not reach them just by being on loopback, so they need the shared secret everywhere, as the
 # original's internal authentication does.
 SECRET_ONLY_PREFIXES = ("/internal/", "/shutdown", "/reload")
-# Routes protected by Django's session + CSRF: they take HTML form bodies.
-SESSION_PROTECTED_PREFIXES = ("/admin/",)
+# Routes protected by Django's session + CSRF: they take HTML form bodies, and off loopback they ask
+# for the admin's login instead of the bearer token (a browser cannot send one).
+SESSION_PROTECTED_PREFIXES = ("/admin/", "/browse/")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -228,6 +229,8 @@ class ClientAccessMiddleware:
         secret_only = request.path.startswith(SECRET_ONLY_PREFIXES)
         if not secret_only and _is_loopback(request.META.get("REMOTE_ADDR", "")):
             return self.get_response(request)
+        if request.path == "/" or request.path.startswith(SESSION_PROTECTED_PREFIXES):
+            return self.get_response(request)  # the page itself asks for a staff login
         token = settings.NEKOMEM_API_TOKEN
         if not token:
             return _forbidden("forbidden", "only loopback clients are served: NEKOMEM_API_TOKEN is empty")
