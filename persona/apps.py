@@ -8,4 +8,8 @@ class PersonaConfig(AppConfig):
     def ready(self) -> None:
         from persona import handlers, portability  # noqa: F401  portability registers its file handlers
 
+        from nekomem.runtime.caches import process_cache_register
+        from persona.services.mentions import mention_keywords_forget
+
         handlers.register()
+        process_cache_register("persona_mention_keywords", mention_keywords_forget)

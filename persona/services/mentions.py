@@ -82,14 +82,18 @@ def ai_reply_text(payload: dict[str, Any]) -> str:
     )
 
 
-def _anything_mentioned(*, character_id: int, reply: str) -> bool:
-    """A read without the character lock: most replies mention nothing, and taking the write lock
-    on every turn queued the cluster behind chat turns (bench/cache_throughput.py)."""
-    character = Character.objects.filter(pk=character_id).first()
-    if character is None:
-        return False
-    names = character.stop_names
-    bare_reply = _remove_names(reply, names)
+# Per process: the keyword sets of each character's mentionable items, for the memory version they
+# were read at. Tokenising every entry and confirmed reflection on every turn was most of the step's
+# CPU; every write that changes which items exist or what they say bumps the version.
+_KEYWORD_CACHE_SIZE = 512
+_keyword_cache: dict[int, tuple[tuple[int, tuple[str, ...]], tuple[frozenset[str], ...]]] = {}
+
+
+def _mentionable_keywords(*, character_id: int, version: int, names: list[str]) -> tuple[frozenset[str], ...]:
+    key = (version, tuple(names))
+    cached = _keyword_cache.get(character_id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     texts = chain(
         PersonaEntry.objects.filter(
             character_id=character_id, protected=False, archive_shard_path__isnull=True
@@ -98,7 +102,34 @@ def _anything_mentioned(*, character_id: int, reply: str) -> bool:
             "text", flat=True
         ),
     )
-    return any(mentioned(text, bare_reply, stop_names=names) for text in texts)
+    keywords = tuple(frozenset(keyword_set(text, names)) for text in texts)
+    _keyword_cache.pop(character_id, None)
+    while len(_keyword_cache) >= _KEYWORD_CACHE_SIZE:
+        _keyword_cache.pop(next(iter(_keyword_cache)))
+    _keyword_cache[character_id] = (key, keywords)
+    return keywords
+
+
+def mention_keywords_forget() -> None:
+    _keyword_cache.clear()
+
+
+def _anything_mentioned(*, character_id: int, reply: str) -> bool:
+    """A read without the character lock: most replies mention nothing, and taking the write lock
+    on every turn queued the cluster behind chat turns (bench/cache_throughput.py). One query while
+    the character's memory is unchanged."""
+    character = (
+        Character.objects.filter(pk=character_id)
+        .only("memory_version", "name", "master_name", "master_nicknames")
+        .first()
+    )
+    if character is None:
+        return False
+    version = character.memory_version
+    names = character.stop_names
+    bare_reply = _remove_names(reply, names)
+    keywords = _mentionable_keywords(character_id=character_id, version=version, names=names)
+    return any(keyword in bare_reply for keyword_set_ in keywords for keyword in keyword_set_)
 
 
 def persona_mentions_record(*, character_id: int, reply: str, now: datetime | None = None) -> int:

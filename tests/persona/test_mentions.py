@@ -85,3 +85,15 @@ def test_the_post_turn_op_counts_the_ai_reply(character, post_history, django_ca
             post_history("cache", character.name, ("human", "今天好累"), ("ai", "团子在等你回家哦"))
     entry.refresh_from_db()
     assert entry.suppress
+
+
+def test_an_entry_added_through_the_service_is_counted_on_the_next_reply(character):
+    """The keywords are kept per memory version: a reply before the entry existed must not hide it."""
+    from persona.services import persona_entry_create
+
+    now = timezone.now()
+    assert persona_mentions_record(character_id=character.pk, reply="团子今天乖吗？", now=now) == 0
+    persona_entry_create(character_id=character.pk, entity="master", text="主人养了一只叫团子的猫")
+    persona_mentions_record(character_id=character.pk, reply="团子今天乖吗？", now=now + timedelta(minutes=1))
+    entry = character.persona_entries.get(text="主人养了一只叫团子的猫")
+    assert len(entry.recent_mentions) == 1
