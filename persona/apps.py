@@ -6,9 +6,8 @@ class PersonaConfig(AppConfig):
     verbose_name = "Persona"
 
     def ready(self) -> None:
-        from persona import handlers, portability  # noqa: F401  portability registers its file handlers
-
         from nekomem.runtime.caches import process_cache_register
+        from persona import handlers, portability  # noqa: F401  portability registers its file handlers
         from persona.services.mentions import mention_keywords_forget
 
         handlers.register()

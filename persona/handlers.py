@@ -12,6 +12,7 @@ from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_mentions_record
 from persona.services.entries import correction_key, section_ensure
 from persona.services.mentions import ai_reply_text
+from persona.services.promotion import register_jobs as promotion_jobs_register
 from persona.services.records import entry_from_file_dict, parse_iso
 
 
@@ -92,6 +93,7 @@ def register() -> None:
     register_event_handler("correction.queued", replay_correction_queued)
     register_event_handler("correction.resolved", replay_correction_resolved)
     register_outbox_step(POST_TURN_OP, "persona.mentions", post_turn_mentions)
+    promotion_jobs_register()
 
     for name, func, minutes, what in (
         (

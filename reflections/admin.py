@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from nekomem.errors import Conflict
-from reflections.models import ArchiveShard, Reflection, ReflectionCursor, RetryState, SurfacedReflection
+from reflections.models import ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
 from reflections.services import reflection_archive, reflection_confirm, reflection_deny, reflection_restore
 
 
@@ -86,18 +86,3 @@ class ArchiveShardAdmin(admin.ModelAdmin):
 class ReflectionCursorAdmin(admin.ModelAdmin):
     list_display = ("character", "rebuttal_checked_until", "rebuttal_failures")
     readonly_fields = ("character", "rebuttal_checked_until", "rebuttal_failures", "last_error")
-
-
-@admin.register(RetryState)
-class RetryStateAdmin(admin.ModelAdmin):
-    list_display = ("character", "kind", "attempts", "next_attempt_at", "dead_at", "last_probe_at")
-    readonly_fields = (
-        "character",
-        "kind",
-        "key",
-        "attempts",
-        "next_attempt_at",
-        "dead_at",
-        "last_probe_at",
-        "last_error",
-    )

@@ -13,6 +13,7 @@ from reflections.models import Reflection, SurfacedReflection
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
+from reflections.services.retries import register_jobs
 
 _STATE_FIELDS = ("archive_shard_path", "denied_reason", "auto_confirmed", "sub_zero_days", "archived_at")
 
@@ -96,6 +97,7 @@ def register() -> None:
     register_event_handler("reflection.rebutted", replay_reflection_rebutted)
     register_outbox_step(POST_TURN_OP, "reflections.feedback", post_turn_feedback)
     register_outbox_step(POST_TURN_OP, "reflections.keyword_hook", post_turn_keyword_hook)
+    register_jobs()
 
     for name, func, minutes, what in (
         (

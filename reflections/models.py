@@ -165,24 +165,3 @@ class ReflectionCursor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character_id}: rebuttal@{self.rebuttal_checked_until}"
-
-
-class RetryState(models.Model):
-    """Back-off / dead-letter bookkeeping of one kind of work (see ``reflections.services.retries``)."""
-
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="reflection_retries")
-    kind = models.CharField(max_length=40)
-    key = models.CharField(max_length=64, blank=True, default="")
-    attempts = models.PositiveSmallIntegerField(default=0)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    dead_at = models.DateTimeField(null=True, blank=True)
-    last_probe_at = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True, default="")
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["character", "kind"], name="reflection_retry_unique_kind"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.key[:8]} attempts={self.attempts}"

@@ -386,15 +386,26 @@ def job_claim(*, job_id: int) -> Job | None:
 
 
 def job_start(
-    *, character_id: int, kind: str, key: str = "", now: datetime | None = None
+    *, character_id: int, kind: str, key: str = "", now: datetime | None = None, stop_when_dead: bool = False
 ) -> tuple[Job | None, str]:
     """For a kind its layer's loop runs on its own clock: the active job of (character, kind, key),
     new if there is none, claimed for one run at ``now``.
 
     Returns ``(job, "")``, or ``(None, why)`` when it must not run now: its back-off is not over, its
-    tier still has no provider, or another worker holds it.
+    tier still has no provider, another worker holds it, or (``stop_when_dead``, for work keyed on its
+    input) the same key already died: it runs again only as the kind's self-heal probe or after a
+    retry by hand.
     """
     now = now or timezone.now()
+    if stop_when_dead and job_active(character_id=character_id, kind=kind, key=key) is None:
+        latest = (
+            Job.objects.filter(character_id=character_id, kind=kind, key=key)
+            .order_by("-created_at", "-pk")
+            .values_list("status", flat=True)
+            .first()
+        )
+        if latest == WorkStatus.DEAD:
+            return None, WorkStatus.DEAD
     job, _ = job_create(character_id=character_id, kind=kind, key=key, enqueue=False)
     if job.status == WorkStatus.WAITING:
         tier = job.waiting_reason.removeprefix(NO_PROVIDER)
@@ -471,19 +482,33 @@ def job_give_up(*, job: Job, error: BaseException, outcome: str) -> bool:
 def job_cancel(*, character_id: int, kind: str, key: str = "") -> bool:
     """Finish the active job of ``kind`` as cancelled; a run in flight notices (``job_is_current``)
     and discards its result."""
+    active = Job.objects.filter(character_id=character_id, kind=kind, key=key, status__in=Job.ACTIVE)
+    return active.update(**_finished_as(outcome="cancelled")) > 0
+
+
+def _finished_as(*, outcome: str) -> dict[str, Any]:
+    """The fields of a job finished without running to the end (cancelled, superseded)."""
     now = timezone.now()
-    return (
-        Job.objects.filter(character_id=character_id, kind=kind, key=key, status__in=Job.ACTIVE).update(
-            status=WorkStatus.DONE,
-            outcome="cancelled",
-            waiting_reason="",
-            next_attempt_at=None,
-            lease_until=None,
-            finished_at=now,
-            updated_at=now,
-        )
-        > 0
-    )
+    return {
+        "status": WorkStatus.DONE,
+        "outcome": outcome,
+        "waiting_reason": "",
+        "next_attempt_at": None,
+        "lease_until": None,
+        "finished_at": now,
+        "updated_at": now,
+    }
+
+
+def job_supersede(*, character_id: int, kind: str, key: str) -> int:
+    """The input of keyed work changed: the jobs of ``kind`` for other keys, active or dead, are moot
+    (their failures say nothing about the new input). Finishes them as ``superseded``."""
+    moot = Job.objects.filter(
+        character_id=character_id,
+        kind=kind,
+        status__in=[WorkStatus.PENDING, WorkStatus.WAITING, WorkStatus.DEAD],
+    ).exclude(key=key)
+    return moot.update(**_finished_as(outcome="superseded"))
 
 
 def job_retry(*, job_id: int, enqueue: bool = True) -> bool:

@@ -7,8 +7,10 @@ try blocks it as ``promote_blocked``); the answer is applied only if the reflect
 ``confirmed`` (compare-and-set), and a failure never falls back to ``promote_fresh``.
 Powerful memory OFF: confirmed for 7 days → added as a time-driven entry, no LLM.
 
-The back-off lives in the reflection's own ``promote_attempt_count`` / ``last_promote_attempt_at``
-fields, as in the original, so it needs no job bookkeeping of its own.
+The per-reflection back-off lives in the reflection's own ``promote_attempt_count`` /
+``last_promote_attempt_at`` fields, as in the original (they travel in reflections.json). Each tick's
+decisions run as one kernel job, which waits without spending attempts while the correction tier
+has no provider.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import PROMOTED_AT, Evidence, evidence_score
-from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.journal.jobs import (
+    job_fail,
+    job_start,
+    job_succeed,
+    job_wait_for_provider,
+    no_provider_reason,
+    register_job_kind,
+)
+from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status
 from nekomem.locale import master_display_name, resolve_language
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens
@@ -49,6 +59,13 @@ ACTIONS = ("promote_fresh", "merge_into", "reject")
 class PromotionReport:
     confirmed: int = 0
     outcomes: dict[str, str] = field(default_factory=dict)
+    waiting: str = ""  # why the merge decisions did not run this tick (``no_provider:correction`` …)
+
+
+# The merge decisions of one tick, on the kernel's job mechanism: with no provider for the correction
+# tier the job waits with the reason shown and no reflection spends one of its attempts (those count
+# real answers that failed, as in the original).
+PROMOTE_JOB = "persona.promote"
 
 
 def reflection_evidence(reflection: Reflection) -> Evidence:
@@ -284,10 +301,31 @@ def persona_promote_tick(*, character_id: int, now: datetime | None = None) -> P
     if not switch_enabled(POWERFUL_MEMORY):
         report.outcomes = _promote_by_age(character_id=character_id, now=now)
         return report
-    candidates = Reflection.objects.filter(character_id=character_id, status=Reflection.Status.CONFIRMED)
-    for reflection in candidates.order_by("pk"):
-        if _reflection_score(reflection, now) >= PROMOTED_AT:
-            report.outcomes[reflection.reflection_id] = reflection_promote(
-                character_id=character_id, reflection_pk=reflection.pk, now=now
+    confirmed = Reflection.objects.filter(character_id=character_id, status=Reflection.Status.CONFIRMED)
+    due = [
+        (r.pk, r.reflection_id) for r in confirmed.order_by("pk") if _reflection_score(r, now) >= PROMOTED_AT
+    ]
+    if not due:
+        return report
+    job, why = job_start(character_id=character_id, kind=PROMOTE_JOB, now=now)
+    if job is None:
+        report.waiting = why
+        return report
+    if provider_status("correction") is not None:
+        job_wait_for_provider(job=job, tier="correction")
+        report.waiting = no_provider_reason("correction")
+        return report
+    try:
+        for reflection_pk, reflection_id in due:
+            report.outcomes[reflection_id] = reflection_promote(
+                character_id=character_id, reflection_pk=reflection_pk, now=now
             )
+    except Exception as exc:
+        job_fail(job=job, error=exc, now=now)
+        raise
+    job_succeed(job=job, outcome=f"decided:{len(report.outcomes)}")
     return report
+
+
+def register_jobs() -> None:
+    register_job_kind(PROMOTE_JOB, handler=None, tier="correction")

@@ -21,6 +21,8 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import decode_vector, get_embedder, text_fingerprint
 from nekomem.evidence import Signal
+from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
+from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.reranking import RerankRecord, rerank
@@ -35,7 +37,7 @@ from reflections.services.lifecycle import (
     reflections_auto_promote,
 )
 from reflections.services.records import score_of
-from reflections.services.retries import retry_failed, retry_gate, retry_succeeded
+from reflections.services.retries import STAGE2_JOB, keyed_job_start
 
 logger = logging.getLogger(__name__)
 
@@ -145,37 +147,43 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
         facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
         return Stage2Result(facts=len(facts), marked=True, reason="powerful memory off: skipped")
     key = ",".join(sorted(fact_ids))[-64:]
-    gate = retry_gate(character_id=character_id, kind="stage2", key=key, now=now)
-    if not gate.allowed:
-        return Stage2Result(facts=len(facts), reason=gate.reason)
-    pool = observation_pool(character_id=character_id, queries=[f.text for f in facts], now=now)
-    lines = observation_lines(pool, now=now)
-    shown = [_prompt_id(r) for r in pool[: len(lines)]]
-    if not shown:
-        facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
-        return Stage2Result(facts=len(facts), marked=True, reason="no observations")
-    character = Character.objects.get(pk=character_id)
-    messages = signal_messages(
-        name=character.name,
-        master=character.master_name or "主人",
-        observations=lines,
-        facts=[f"[{f.fact_id}] {f.text}" for f in facts],
-        language=language_of([f.text for f in facts], character.language or None),
-    )
+    job, why = keyed_job_start(character_id=character_id, kind=STAGE2_JOB, key=key, now=now)
+    if job is None:
+        return Stage2Result(facts=len(facts), reason=why)
     try:
+        pool = observation_pool(character_id=character_id, queries=[f.text for f in facts], now=now)
+        lines = observation_lines(pool, now=now)
+        shown = [_prompt_id(r) for r in pool[: len(lines)]]
+        if not shown:
+            facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
+            job_succeed(job=job, outcome="no observations")
+            return Stage2Result(facts=len(facts), marked=True, reason="no observations")
+        character = Character.objects.get(pk=character_id)
+        messages = signal_messages(
+            name=character.name,
+            master=character.master_name or "主人",
+            observations=lines,
+            facts=[f"[{f.fact_id}] {f.text}" for f in facts],
+            language=language_of([f.text for f in facts], character.language or None),
+        )
         reply = chat_json(
             tier="summary", messages=messages, expect=dict, thinking=True, timeout=STAGE2_TIMEOUT
         )
     except LLMUnavailable as exc:
+        job_wait_for_provider(job=job, tier="summary")
         return Stage2Result(facts=len(facts), reason=f"waiting: {exc.reason}")
-    except LLMError as exc:
-        outcome = retry_failed(character_id=character_id, kind="stage2", key=key, now=now, error=exc)
+    except Exception as exc:  # LLM errors and anything else: one attempt of the kernel's five
+        status = job_fail(job=job, error=exc, now=now)
+        if not isinstance(exc, LLMError):
+            raise
+        outcome = "dead" if status == Job.Status.DEAD else "backoff"
         return Stage2Result(facts=len(facts), reason=f"failed: {outcome}")
     signals = _validated_signals(reply, fact_ids=fact_ids, shown=shown)
     applied, complete = stage2_signals_apply(character_id=character_id, signals=signals, now=now)
     if complete:
         facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
-        retry_succeeded(character_id=character_id, kind="stage2")
+    # An incomplete apply (a reflection changed meanwhile) is no failure: the next tick reads again.
+    job_succeed(job=job, outcome="applied" if complete else "partial")
     reflections_auto_promote(character_id=character_id, now=now)
     return Stage2Result(facts=len(facts), applied=applied, marked=complete, reason="ran")
 

@@ -32,6 +32,8 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
 from nekomem.evidence import initial_reinforcement
+from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
+from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.reranking import RerankRecord, rerank
@@ -40,7 +42,7 @@ from reflections.ontology import ontology_validated
 from reflections.prompts import synthesis_messages
 from reflections.selectors import absorbed_fact_vectors, reflection_get, synthesis_candidates
 from reflections.services.records import reflection_id_for, reflection_to_file_dict
-from reflections.services.retries import retry_failed, retry_gate, retry_succeeded
+from reflections.services.retries import SYNTHESIS_JOB, keyed_job_start
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +52,6 @@ RELATED_PER_FACT = 3
 RELATED_CAP = 20
 SYNTHESIS_TIMEOUT = 110
 SURFACE_COOLDOWN = timedelta(minutes=30)
-RETRY_KIND = "synthesis"
 
 
 @dataclass(frozen=True)
@@ -138,20 +139,21 @@ def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> 
             lock_character(character_id)
             facts_mark_absorbed(character_id=character_id, fact_ids=fact_ids)
         return SynthesisResult(reason="already synthesized")
-    key = _backoff_key(unabsorbed)
-    gate = retry_gate(character_id=character_id, kind=RETRY_KIND, key=key, now=now)
-    if not gate.allowed:
-        return SynthesisResult(reason=gate.reason)
-    character = Character.objects.get(pk=character_id)
-    related = related_context(character_id=character_id, facts=chosen, embedder=get_embedder(wait=False))
-    messages = synthesis_messages(
-        name=character.name,
-        master=character.master_name or "主人",
-        facts=[(f.text, f.importance) for f in chosen],
-        related=related,
-        language=language_of([f.text for f in chosen], character.language or None),
+    job, why = keyed_job_start(
+        character_id=character_id, kind=SYNTHESIS_JOB, key=_backoff_key(unabsorbed), now=now
     )
+    if job is None:
+        return SynthesisResult(reason=why)
     try:
+        character = Character.objects.get(pk=character_id)
+        related = related_context(character_id=character_id, facts=chosen, embedder=get_embedder(wait=False))
+        messages = synthesis_messages(
+            name=character.name,
+            master=character.master_name or "主人",
+            facts=[(f.text, f.importance) for f in chosen],
+            related=related,
+            language=language_of([f.text for f in chosen], character.language or None),
+        )
         reply = chat_json(
             tier="summary",
             messages=messages,
@@ -161,14 +163,17 @@ def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> 
             validate=_validated_reply,
         )
     except LLMUnavailable as exc:
+        job_wait_for_provider(job=job, tier="summary")
         return SynthesisResult(reason=f"waiting: {exc.reason}")
-    except LLMError as exc:
-        outcome = retry_failed(character_id=character_id, kind=RETRY_KIND, key=key, now=now, error=exc)
-        return SynthesisResult(reason=f"failed: {outcome}")
+    except Exception as exc:  # LLM errors and anything else: one attempt of the kernel's five
+        status = job_fail(job=job, error=exc, now=now)
+        if not isinstance(exc, LLMError):
+            raise
+        return SynthesisResult(reason=f"failed: {'dead' if status == Job.Status.DEAD else 'backoff'}")
     reflection = _store(
         character_id=character_id, chosen=chosen, reply=reply, reflection_id=reflection_id, now=now
     )
-    retry_succeeded(character_id=character_id, kind=RETRY_KIND)
+    job_succeed(job=job, outcome="synthesized")
     logger.info(
         "reflection synthesized character=%s facts=%d related=%d", character_id, len(chosen), len(related)
     )

@@ -19,6 +19,7 @@ from nekomem.journal.jobs import (
     job_run,
     job_start,
     job_succeed,
+    job_supersede,
     register_job_kind,
     unregister_job_kind,
     work_sweep,
@@ -286,3 +287,31 @@ def test_a_kind_run_by_its_loop_backs_off_on_the_loop_clock_and_is_never_enqueue
         assert picked is not None and picked.pk == job.pk and picked.attempts == 0
     finally:
         unregister_job_kind("test.loop")
+
+
+def test_keyed_loop_work_stays_dead_until_its_probe_and_new_input_supersedes_the_old_key():
+    register_job_kind("test.keyed", handler=None, tier="summary", self_heal=True)
+    try:
+        character_id = CharacterFactory.create().pk
+        job, _ = job_start(character_id=character_id, kind="test.keyed", key="input-1", stop_when_dead=True)
+        assert job is not None
+        Job.objects.filter(pk=job.pk).update(status="dead", run_token=None, finished_at=timezone.now())
+        assert job_start(
+            character_id=character_id, kind="test.keyed", key="input-1", stop_when_dead=True
+        ) == (
+            None,
+            "dead",
+        )
+        # Without stop_when_dead (a loop that moves past dead work) a fresh job starts.
+        fresh_run, _ = job_start(character_id=character_id, kind="test.keyed", key="input-1")
+        assert fresh_run is not None and fresh_run.pk != job.pk
+        Job.objects.filter(pk=fresh_run.pk).update(status="waiting", waiting_reason="backoff", run_token=None)
+
+        assert job_supersede(character_id=character_id, kind="test.keyed", key="input-2") == 2
+        assert set(Job.objects.filter(kind="test.keyed").values_list("status", "outcome")) == {
+            ("done", "superseded")
+        }
+        newer, _ = job_start(character_id=character_id, kind="test.keyed", key="input-2", stop_when_dead=True)
+        assert newer is not None and newer.key == "input-2"
+    finally:
+        unregister_job_kind("test.keyed")

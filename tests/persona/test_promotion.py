@@ -185,3 +185,27 @@ def test_off_promotes_by_age_without_the_llm(character, llm_server):
     waiting.refresh_from_db()
     assert young.status == "confirmed" and waiting.status == "confirmed" and waiting.auto_confirmed
     assert llm_server.requests == []
+
+
+def test_with_no_provider_the_promotion_job_waits_and_no_attempt_is_spent(character, settings, llm_server):
+    from nekomem.journal.models import Job
+    from persona.services.promotion import PROMOTE_JOB
+
+    reflection = _ready(character, "主人最近迷上了做手冲咖啡")
+    configured = settings.LLM_TIERS
+    settings.LLM_TIERS = {
+        tier: {"base_url": "", "api_key": "", "model": ""} for tier in settings.LLM_TIER_NAMES
+    }
+    for _ in range(7):  # more ticks than the attempts that would block it
+        report = persona_promote_tick(character_id=character.pk)
+        assert report.outcomes == {} and report.waiting == "no_provider:correction"
+    reflection.refresh_from_db()
+    assert (reflection.status, reflection.promote_attempt_count) == (Reflection.Status.CONFIRMED, 0)
+    job = Job.objects.get(character=character, kind=PROMOTE_JOB)
+    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "no_provider:correction", 0)
+
+    settings.LLM_TIERS = configured  # a provider is configured: the next tick decides
+    llm_server.script(json_content({"action": "promote_fresh", "reason": "新信息"}))
+    assert persona_promote_tick(character_id=character.pk).outcomes == {reflection.reflection_id: "promoted"}
+    job.refresh_from_db()
+    assert (job.status, job.outcome) == ("done", "decided:1")

@@ -6,10 +6,12 @@ import pytest
 from django.utils import timezone
 
 from facts.models import Fact
-from nekomem.journal.models import Event
-from reflections.models import Reflection, RetryState
+from nekomem.journal.jobs import jobs_self_heal_probe
+from nekomem.journal.models import Event, Job
+from reflections.models import Reflection
 from reflections.services import reflection_synthesize
 from reflections.services.records import reflection_id_for
+from reflections.services.retries import SYNTHESIS_JOB
 from tests.facts.factories import make_fact
 from tests.support.llm_server import error, json_content
 
@@ -122,20 +124,24 @@ def test_a_failing_provider_backs_off_dies_after_five_and_is_probed_after_five_h
         assert len(llm_server.requests) == calls
         now += timedelta(minutes=20)
     assert outcomes == ["failed: backoff"] * 4 + ["failed: dead"]
-    state = RetryState.objects.get(character=character, kind="synthesis")
-    assert state.attempts == 5 and state.dead_at is not None
+    job = Job.objects.get(character=character, kind=SYNTHESIS_JOB)
+    assert job.status == Job.Status.DEAD and job.attempts == 5 and "500" in job.last_error
+    assert job.finished_at is not None
 
+    # Dead stays dead: neither the loop nor the sweep's probe runs it again within 5 hours.
     calls = len(llm_server.requests)
+    assert jobs_self_heal_probe(now=job.finished_at + timedelta(hours=4)) == []
     assert reflection_synthesize(character_id=character.pk, now=now + timedelta(hours=4)).reason == "dead"
     assert len(llm_server.requests) == calls
 
+    # The sweep's 5-hourly probe gives the same key one more run, which now succeeds.
+    assert jobs_self_heal_probe(now=job.finished_at + timedelta(hours=5, seconds=1)) == [job.pk]
     llm_server.fallback = None
     llm_server.script(synthesis_reply())
-    probe = reflection_synthesize(
-        character_id=character.pk, now=state.dead_at + timedelta(hours=5, seconds=1)
-    )
+    probe = reflection_synthesize(character_id=character.pk, now=now + timedelta(hours=5, seconds=2))
     assert probe.reflection is not None
-    assert not RetryState.objects.filter(character=character, kind="synthesis").exists()
+    job.refresh_from_db()
+    assert (job.status, job.outcome) == (Job.Status.DONE, "synthesized")
 
 
 def test_a_new_fact_resets_the_back_off(character, llm_server):
@@ -146,6 +152,11 @@ def test_a_new_fact_resets_the_back_off(character, llm_server):
     make_fact(character=character, text="阿凛又说了一件新事", importance=6)
     llm_server.script(synthesis_reply())
     assert reflection_synthesize(character_id=character.pk, now=now).reflection is not None
+    # The first input's job is moot now, not a dead letter waiting for a retry.
+    outcomes = sorted(
+        Job.objects.filter(character=character, kind=SYNTHESIS_JOB).values_list("outcome", flat=True)
+    )
+    assert outcomes == ["superseded", "synthesized"]
 
 
 def test_no_provider_waits_without_counting_an_attempt(character, settings):
@@ -154,4 +165,7 @@ def test_no_provider_waits_without_counting_an_attempt(character, settings):
         tier: {"base_url": "", "api_key": "", "model": ""} for tier in settings.LLM_TIER_NAMES
     }
     assert reflection_synthesize(character_id=character.pk).reason.startswith("waiting")
-    assert not RetryState.objects.filter(character=character, attempts__gt=0).exists()
+    job = Job.objects.get(character=character, kind=SYNTHESIS_JOB)
+    assert (job.status, job.attempts, job.waiting_reason) == (Job.Status.WAITING, 0, "no_provider:summary")
+    # Still no provider: the next tick does not even claim it.
+    assert reflection_synthesize(character_id=character.pk).reason == "no_provider:summary"
