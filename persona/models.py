@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import models
 
 from nekomem.characters.models import Character
+from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 
 
 class PersonaSection(models.Model):
@@ -28,7 +29,7 @@ class PersonaSection(models.Model):
         return self.key
 
 
-class PersonaEntry(models.Model):
+class PersonaEntry(EvidenceFields, MentionFields, VectorCacheFields, ArchivedFields):
     """One persona fact (a ``persona.json`` entry, or an archived one in ``persona_archive/``; §2.10).
 
     Reinforcement and disputation are stored raw; the score is computed on read (``nekomem.evidence``);
@@ -44,21 +45,7 @@ class PersonaEntry(models.Model):
     source_id = models.CharField(max_length=200, null=True, blank=True)
     created_at = models.DateTimeField(null=True, blank=True)
 
-    # Mentions.
-    recent_mentions = models.JSONField(default=list, blank=True)
-    suppress = models.BooleanField(default=False)
-    suppressed_at = models.DateTimeField(null=True, blank=True)
-
     protected = models.BooleanField(default=False)
-
-    # Evidence (raw values and their clocks).
-    reinforcement = models.FloatField(default=0.0)
-    disputation = models.FloatField(default=0.0)
-    rein_last_signal_at = models.DateTimeField(null=True, blank=True)
-    disp_last_signal_at = models.DateTimeField(null=True, blank=True)
-    sub_zero_days = models.PositiveIntegerField(default=0)
-    sub_zero_last_increment_date = models.DateField(null=True, blank=True)
-    user_fact_reinforce_count = models.PositiveIntegerField(default=0)
 
     # Provenance.
     merged_from_ids = models.JSONField(default=list, blank=True)
@@ -68,16 +55,6 @@ class PersonaEntry(models.Model):
     token_count = models.PositiveIntegerField(null=True, blank=True)
     token_count_text_sha256 = models.CharField(max_length=64, null=True, blank=True)
     token_count_tokenizer = models.CharField(max_length=64, null=True, blank=True)
-
-    # Vector cache and refine state.
-    embedding = models.TextField(blank=True, default="")
-    embedding_text_sha256 = models.CharField(max_length=64, blank=True, default="")
-    embedding_model_id = models.CharField(max_length=128, blank=True, default="")
-    last_refine_cluster_hash = models.CharField(max_length=64, null=True, blank=True)
-    last_refine_at = models.DateTimeField(null=True, blank=True)
-
-    archived_at = models.DateTimeField(null=True, blank=True)
-    archive_shard_path = models.CharField(max_length=200, null=True, blank=True)
 
     extra = models.JSONField(default=dict, blank=True, help_text="Unknown keys of imported entries.")
     updated_at = models.DateTimeField(auto_now=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import models
 
 from nekomem.characters.models import Character
+from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 
 REFLECTION_SCHEMA_VERSION = 2
 
@@ -11,7 +12,7 @@ REFLECTION_SCHEMA_VERSION = 2
 RECALL_POOL = "reflection"  # how memory-change log rows name a reflection (by its primary key)
 
 
-class Reflection(models.Model):
+class Reflection(EvidenceFields, MentionFields, VectorCacheFields, ArchivedFields):
     """One Tier-2 reflection (a ``reflections.json`` entry, or an archived one; reference §2.7–2.8).
 
     Archived reflections stay in this table with status ``archived`` and the shard they belong to
@@ -60,15 +61,6 @@ class Reflection(models.Model):
     event_end_at = models.DateTimeField(null=True, blank=True)
     schema_version = models.PositiveSmallIntegerField(default=REFLECTION_SCHEMA_VERSION)
 
-    # Evidence (raw values and their clocks).
-    reinforcement = models.FloatField(default=0.0)
-    disputation = models.FloatField(default=0.0)
-    rein_last_signal_at = models.DateTimeField(null=True, blank=True)
-    disp_last_signal_at = models.DateTimeField(null=True, blank=True)
-    sub_zero_days = models.PositiveIntegerField(default=0)
-    sub_zero_last_increment_date = models.DateField(null=True, blank=True)
-    user_fact_reinforce_count = models.PositiveIntegerField(default=0)
-
     # Merge and promotion.
     absorbed_into = models.CharField(max_length=120, null=True, blank=True)
     last_promote_attempt_at = models.DateTimeField(null=True, blank=True)
@@ -84,20 +76,6 @@ class Reflection(models.Model):
     denied_at = models.DateTimeField(null=True, blank=True)
     merged_at = models.DateTimeField(null=True, blank=True)
     promote_blocked_at = models.DateTimeField(null=True, blank=True)
-    archived_at = models.DateTimeField(null=True, blank=True)
-    archive_shard_path = models.CharField(max_length=200, null=True, blank=True)
-
-    # Mentions.
-    recent_mentions = models.JSONField(default=list, blank=True)
-    suppress = models.BooleanField(default=False)
-    suppressed_at = models.DateTimeField(null=True, blank=True)
-
-    # Vector cache and refine state.
-    embedding = models.TextField(blank=True, default="")
-    embedding_text_sha256 = models.CharField(max_length=64, blank=True, default="")
-    embedding_model_id = models.CharField(max_length=128, blank=True, default="")
-    last_refine_cluster_hash = models.CharField(max_length=64, null=True, blank=True)
-    last_refine_at = models.DateTimeField(null=True, blank=True)
 
     extra = models.JSONField(
         default=dict, blank=True, help_text="Unknown keys of imported entries, kept for export."

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.evidence import PROMOTED_AT, Evidence, evidence_score
+from nekomem.evidence import PROMOTED_AT, Evidence
 from nekomem.journal.jobs import (
     job_fail,
     job_start,
@@ -69,17 +69,11 @@ PROMOTE_JOB = "persona.promote"
 
 
 def reflection_evidence(reflection: Reflection) -> Evidence:
-    return Evidence(
-        reinforcement=reflection.reinforcement,
-        disputation=reflection.disputation,
-        rein_last_signal_at=reflection.rein_last_signal_at,
-        disp_last_signal_at=reflection.disp_last_signal_at,
-        user_fact_reinforce_count=reflection.user_fact_reinforce_count,
-    )
+    return reflection.evidence()
 
 
 def _reflection_score(reflection: Reflection, now: datetime) -> float:
-    return evidence_score(reflection_evidence(reflection), now=now)
+    return reflection.score(now=now)
 
 
 # --- ON: the merge decision --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.evidence import Evidence, evidence_score
+from nekomem.evidence import Evidence
 from nekomem.textproc import count_tokens, tokenizer_identity
 from persona.models import PersonaEntry
 
@@ -54,26 +54,15 @@ def text_sha256(text: str) -> str:
 
 
 def evidence_of(entry: PersonaEntry) -> Evidence:
-    return Evidence(
-        reinforcement=entry.reinforcement,
-        disputation=entry.disputation,
-        rein_last_signal_at=entry.rein_last_signal_at,
-        disp_last_signal_at=entry.disp_last_signal_at,
-        user_fact_reinforce_count=entry.user_fact_reinforce_count,
-        protected=entry.protected,
-    )
+    return entry.evidence()
 
 
 def evidence_set(entry: PersonaEntry, evidence: Evidence) -> None:
-    entry.reinforcement = evidence.reinforcement
-    entry.disputation = evidence.disputation
-    entry.rein_last_signal_at = evidence.rein_last_signal_at
-    entry.disp_last_signal_at = evidence.disp_last_signal_at
-    entry.user_fact_reinforce_count = evidence.user_fact_reinforce_count
+    entry.evidence_assign(evidence)
 
 
 def score_of(entry: PersonaEntry, *, now: datetime) -> float:
-    return evidence_score(evidence_of(entry), now=now)
+    return entry.score(now=now)
 
 
 def token_cache_fresh(entry: PersonaEntry) -> bool:

@@ -12,7 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from facts.services import iso_local, parse_iso
-from nekomem.evidence import Evidence, evidence_score
+from nekomem.evidence import Evidence
 from reflections.models import Reflection
 
 TERMINAL_STATUSES = frozenset(
@@ -52,25 +52,15 @@ def reflection_id_for(fact_ids: Iterable[str]) -> str:
 
 
 def evidence_of(reflection: Reflection) -> Evidence:
-    return Evidence(
-        reinforcement=reflection.reinforcement,
-        disputation=reflection.disputation,
-        rein_last_signal_at=reflection.rein_last_signal_at,
-        disp_last_signal_at=reflection.disp_last_signal_at,
-        user_fact_reinforce_count=reflection.user_fact_reinforce_count,
-    )
+    return reflection.evidence()
 
 
 def evidence_set(reflection: Reflection, evidence: Evidence) -> None:
-    reflection.reinforcement = evidence.reinforcement
-    reflection.disputation = evidence.disputation
-    reflection.rein_last_signal_at = evidence.rein_last_signal_at
-    reflection.disp_last_signal_at = evidence.disp_last_signal_at
-    reflection.user_fact_reinforce_count = evidence.user_fact_reinforce_count
+    reflection.evidence_assign(evidence)
 
 
 def score_of(reflection: Reflection, *, now: datetime) -> float:
-    return evidence_score(evidence_of(reflection), now=now)
+    return reflection.score(now=now)
 
 
 def evidence_snapshot(reflection: Reflection, *, source: str) -> dict[str, Any]:
