@@ -10,10 +10,11 @@ from facts.models import Fact
 from facts.services import facts_extract_turn
 from facts.services.arbitration import DEDUP_JOB
 from facts.services.extraction import EXTRACTION_JOB
-from facts.services.records import fact_from_file_dict, parse_iso
+from facts.services.records import fact_from_file_dict
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from nekomem.timestamps import parse_iso
 
 
 def replay_fact_added(character_id: int, payload: dict[str, Any]) -> None:

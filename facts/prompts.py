@@ -7,6 +7,8 @@ because downstream tooling matches them as a watermark (reference §7).
 
 from __future__ import annotations
 
+from nekomem.locale import language_of  # noqa: F401  re-exported: the layer's prompts choose by it
+
 DIALOGUE_OPEN = "======以下为对话======"
 DIALOGUE_CLOSE = "======以上为对话======"
 
@@ -90,12 +92,3 @@ def arbitration_messages(
     else:
         rendered = "\n".join(f"[{i}] new: {new}\n    old: {old}" for i, new, old in pairs)
     return [{"role": "user", "content": _ARBITRATE[_lang(language)].format(name=name, pairs=rendered)}]
-
-
-def language_of(texts: list[str], fallback: str | None) -> str | None:
-    """Chosen from the user's own words first, the UI language second (reference §7)."""
-    sample = "".join(texts)[:500]
-    if not sample:
-        return fallback
-    han = sum(1 for ch in sample if "\u4e00" <= ch <= "\u9fff")
-    return "zh" if han * 4 >= len(sample) else "en"

@@ -27,3 +27,12 @@ def default_master_name(language: str) -> str:
 
 def master_display_name(master_name: str, language: str) -> str:
     return master_name or default_master_name(language)
+
+
+def language_of(texts: list[str], fallback: str | None) -> str | None:
+    """Chosen from the user's own words first, the UI language second (reference §7)."""
+    sample = "".join(texts)[:500]
+    if not sample:
+        return fallback
+    han = sum(1 for ch in sample if "\u4e00" <= ch <= "\u9fff")
+    return "zh" if han * 4 >= len(sample) else "en"

@@ -8,12 +8,13 @@ from django.utils import timezone
 
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_mentions_record
 from persona.services.entries import correction_key, section_ensure
 from persona.services.mentions import ai_reply_text
 from persona.services.promotion import register_jobs as promotion_jobs_register
-from persona.services.records import entry_from_file_dict, parse_iso
+from persona.services.records import entry_from_file_dict
 
 
 def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from facts.services import parse_iso
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from nekomem.timestamps import parse_iso
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from facts.models import RECALL_POOL, Fact, FactDedupPair
-from facts.prompts import arbitration_messages, language_of
+from facts.prompts import arbitration_messages
 from facts.selectors import dedup_pairs_pending
 from facts.services.editing import fact_text_set
 from facts.services.tokens import fact_index_add
@@ -28,6 +28,7 @@ from nekomem.journal.jobs import (
 )
 from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from facts.models import ExtractionCursor, Fact
-from facts.prompts import disclosure_messages, extraction_messages, language_of
+from facts.prompts import disclosure_messages, extraction_messages
 from facts.selectors import facts_known_since
 from facts.services.archive import facts_archive_sweep
 from facts.services.dedup import PersistReport, facts_persist
@@ -37,6 +37,7 @@ from nekomem.journal.jobs import (
 )
 from nekomem.journal.models import Job
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
+from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import message_text
 from recent.models import RawMessage

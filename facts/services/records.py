@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from facts.models import FACT_SCHEMA_VERSION, Fact
+from nekomem.timestamps import iso_local, parse_iso
 
 # The original resolves relative times with calendar-free units (month = 30 d, year = 365 d).
 EVENT_UNITS: dict[str, timedelta] = {
@@ -163,23 +164,6 @@ FILE_KEYS = (
     "signal_processed",
 )
 EMBEDDING_KEYS = ("embedding", "embedding_text_sha256", "embedding_model_id")
-
-
-def iso_local(value: datetime | None) -> str | None:
-    """Naive local ISO-8601, the original's timestamp format."""
-    if value is None:
-        return None
-    return timezone.localtime(value).replace(tzinfo=None).isoformat()
-
-
-def parse_iso(value: Any) -> datetime | None:
-    """An ISO string from a file; naive means local time. Raises ValueError on anything else."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"expected an ISO timestamp string, got {type(value).__name__}")
-    parsed = datetime.fromisoformat(value)
-    return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
 
 
 def fact_to_file_dict(fact: Fact) -> dict[str, Any]:

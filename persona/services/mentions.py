@@ -19,8 +19,8 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
 from nekomem.textproc import keyword_set, message_text
+from nekomem.timestamps import iso_local, parse_iso
 from persona.models import PersonaEntry
-from persona.services.records import iso_local, parse_iso
 from reflections.models import Reflection
 
 MENTION_WINDOW = timedelta(hours=5)

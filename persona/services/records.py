@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from nekomem.evidence import Evidence
 from nekomem.textproc import count_tokens, tokenizer_identity
+from nekomem.timestamps import iso_local, parse_iso
 from persona.models import PersonaEntry
 
 ENTITY_SECTIONS = ("master", "neko", "relationship")
@@ -96,23 +97,6 @@ def version_pushed(history: list[dict[str, Any]], *, text: str, now: datetime, r
 
 
 # --- timestamps as the original writes them --------------------------------------------------------------
-
-
-def iso_local(value: datetime | None) -> str | None:
-    """Naive local ISO-8601, the original's timestamp format."""
-    if value is None:
-        return None
-    return timezone.localtime(value).replace(tzinfo=None).isoformat()
-
-
-def parse_iso(value: Any) -> datetime | None:
-    """An ISO string from a file; naive means local time. Raises ValueError on anything else."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"expected an ISO timestamp string, got {type(value).__name__}")
-    parsed = datetime.fromisoformat(value)
-    return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
 
 
 def _parse_date(value: Any) -> date | None:

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any
 
-from facts.services import iso_local, parse_iso
 from nekomem.evidence import Evidence
+from nekomem.timestamps import iso_local, parse_iso
 from reflections.models import Reflection
 
 TERMINAL_STATUSES = frozenset(

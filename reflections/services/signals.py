@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from facts.models import Fact
-from facts.services import facts_mark_signal_processed, language_of
+from facts.services import facts_mark_signal_processed
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import decode_vector, get_embedder, text_fingerprint
@@ -25,6 +25,7 @@ from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.locale import language_of
 from nekomem.reranking import RerankRecord, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens, message_text, truncate_tokens

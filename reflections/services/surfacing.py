@@ -16,13 +16,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from facts.services import language_of
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import Signal
 from nekomem.journal.jobs import JobWait, no_provider_reason
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
+from nekomem.locale import language_of
 from nekomem.textproc import message_text
 from reflections.models import Reflection, SurfacedReflection
 from reflections.prompts import feedback_messages
