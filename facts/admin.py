@@ -13,7 +13,7 @@ from facts.services import fact_delete, fact_update
 from nekomem.admin import ServiceWrittenAdmin
 
 # What the REST API lets a person edit (``FactEditSerializer``); everything else is the services'.
-EDITABLE_FACT_FIELDS = ("text", "importance")
+EDITABLE_FACT_FIELDS = ("text", "importance", "entity")
 
 
 @admin.register(Fact)

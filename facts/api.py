@@ -1,4 +1,4 @@
-"""REST for one character's facts: list (filtered), retrieve, edit text/importance, delete."""
+"""REST for one character's facts: list (filtered), retrieve, edit text/importance/entity, delete."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ class FactSerializer(serializers.ModelSerializer):
 class FactEditSerializer(serializers.Serializer):
     text = serializers.CharField(required=False, allow_blank=False, trim_whitespace=True)
     importance = serializers.IntegerField(required=False, min_value=1, max_value=10)
+    entity = serializers.ChoiceField(choices=Fact.Entity.choices, required=False)
 
 
 class FactFilterSerializer(serializers.Serializer):

@@ -79,6 +79,8 @@ class Fact(models.Model):
             models.Index(fields=["character", "hash"], name="fact_char_hash"),
             models.Index(fields=["character", "event_start_at"], name="fact_char_event_start"),
             models.Index(fields=["character", "dedup_key"], name="fact_char_dedup_key"),
+            # The memory browser's list, newest first, a page at a time (and the default ordering).
+            models.Index(fields=["character", "created_at", "id"], name="fact_char_created"),
         ]
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from django.db.models import QuerySet
 
@@ -36,6 +37,41 @@ def fact_list(
     return facts.order_by("created_at", "pk")
 
 
+FactStatus = Literal["active", "absorbed", "archived"]
+# active: neither absorbed nor archived; absorbed: consumed by a reflection, not archived yet.
+_STATUS_FLAGS: dict[FactStatus, tuple[bool | None, bool]] = {
+    "active": (False, False),
+    "absorbed": (True, False),
+    "archived": (None, True),
+}
+
+
+def facts_browse(
+    *,
+    character_id: int,
+    text: str = "",
+    entity: str | None = None,
+    status: FactStatus | None = None,
+    min_importance: int | None = None,
+) -> QuerySet[Fact]:
+    """The memory browser's fact list, newest first (index fact_char_created serves the order)."""
+    absorbed, archived = _STATUS_FLAGS[status] if status else (None, None)
+    facts = fact_list(
+        character_id=character_id,
+        entity=entity,
+        min_importance=min_importance,
+        absorbed=absorbed,
+        archived=archived,
+    )
+    if text:
+        facts = facts.filter(text__icontains=text)
+    return facts.order_by("-created_at", "-pk")
+
+
+def fact_count(*, character_id: int) -> int:
+    return Fact.objects.filter(character_id=character_id).count()
+
+
 def fact_get(*, character_id: int, fact_id: str) -> Fact | None:
     return Fact.objects.filter(character_id=character_id, fact_id=fact_id).first()
 
@@ -50,17 +86,26 @@ def facts_known_since(*, character_id: int, since: datetime, limit: int) -> list
     return list(rows)
 
 
+def _pairs_waiting(*, character_id: int) -> QuerySet[FactDedupPair]:
+    """Pending pairs whose two facts both still exist: what the arbitration will decide."""
+    return FactDedupPair.objects.filter(
+        character_id=character_id,
+        status=FactDedupPair.Status.PENDING,
+        candidate__isnull=False,
+        existing__isnull=False,
+    )
+
+
 def dedup_pairs_pending(*, character_id: int, limit: int) -> list[FactDedupPair]:
     return list(
-        FactDedupPair.objects.filter(
-            character_id=character_id,
-            status=FactDedupPair.Status.PENDING,
-            candidate__isnull=False,
-            existing__isnull=False,
-        )
+        _pairs_waiting(character_id=character_id)
         .select_related("candidate", "existing")
         .order_by("queued_at", "pk")[:limit]
     )
+
+
+def dedup_pairs_pending_count(*, character_id: int) -> int:
+    return _pairs_waiting(character_id=character_id).count()
 
 
 def dedup_pairs_for_export(*, character_id: int) -> QuerySet[FactDedupPair]:

@@ -4,13 +4,17 @@ import hashlib
 import json
 from datetime import datetime
 
-from django.db.models import Count, F, Max
+from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from recent.models import RawMessage, RecentMessage
 
 
 def recent_window(*, character_id: int) -> list[RecentMessage]:
     return list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
+
+
+def recent_window_count(*, character_id: int) -> int:
+    return RecentMessage.objects.filter(character_id=character_id).count()
 
 
 def recent_window_dicts(*, character_id: int) -> list[dict]:
@@ -38,6 +42,41 @@ def raw_log_between(
         rows = rows.filter(timestamp__lte=end)
     rows = rows.order_by("timestamp", "id")
     return list(rows[:limit] if limit else rows)
+
+
+def raw_log_rows(
+    *, character_id: int, start: datetime | None = None, end: datetime | None = None, text: str = ""
+) -> QuerySet[RawMessage]:
+    """Rows in [start, end) whose stored message contains ``text``, ordered by (timestamp, id).
+
+    The text is also looked for in its ``\\uXXXX`` form: a raw log imported from the original may hold
+    its messages ASCII-escaped.
+    """
+    rows = RawMessage.objects.filter(character_id=character_id)
+    if start is not None:
+        rows = rows.filter(timestamp__gte=start)
+    if end is not None:
+        rows = rows.filter(timestamp__lt=end)
+    if text:
+        # Looked for as it sits inside the JSON string (quotes and backslashes escaped), in both forms.
+        forms = {json.dumps(text, ensure_ascii=False)[1:-1], json.dumps(text)[1:-1]}
+        matches = Q()
+        for form in forms:
+            matches |= Q(message__icontains=form)
+        rows = rows.filter(matches)
+    return rows.order_by("timestamp", "id")
+
+
+def raw_log_last_before(*, character_id: int, before: datetime) -> datetime | None:
+    """Timestamp of the latest row before ``before`` (the previous day with a log)."""
+    rows = RawMessage.objects.filter(character_id=character_id, timestamp__lt=before)
+    return rows.aggregate(last=Max("timestamp"))["last"]
+
+
+def raw_log_first_from(*, character_id: int, start: datetime) -> datetime | None:
+    """Timestamp of the earliest row at or after ``start`` (the next day with a log)."""
+    rows = RawMessage.objects.filter(character_id=character_id, timestamp__gte=start)
+    return rows.aggregate(first=Min("timestamp"))["first"]
 
 
 def turn_store_problems() -> list[str]:

@@ -2,7 +2,7 @@
 
 from facts.prompts import language_of, render_dialogue
 from facts.services.arbitration import dedup_pairs_arbitrate
-from facts.services.archive import facts_archive_sweep, facts_mark_absorbed
+from facts.services.archive import fact_archive, fact_restore, facts_archive_sweep, facts_mark_absorbed
 from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
 from facts.services.editing import fact_delete, fact_update
 from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
@@ -23,7 +23,9 @@ __all__ = [
     "clean_event_when",
     "dedup_pair_queue",
     "dedup_pairs_arbitrate",
+    "fact_archive",
     "fact_delete",
+    "fact_restore",
     "fact_update",
     "fact_vectors_write",
     "facts_archive_sweep",

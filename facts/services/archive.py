@@ -1,4 +1,5 @@
-"""The facts archive (reference §2.5): absorbed facts older than 7 days, swept at most once a day.
+"""The facts archive (reference §2.5): absorbed facts older than 7 days, swept at most once a day, and
+one fact archived or restored by hand from the memory browser.
 
 Archiving flips a flag on the same row, so no reader can ever see a fact twice or not at all.
 """
@@ -12,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
-from nekomem.characters.locks import lock_character
+from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
 
@@ -59,3 +60,46 @@ def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
         # ``absorbed`` is not visible to recall: the bump logs no row.
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[])
     return changed
+
+
+def fact_archive(*, character_id: int, fact_id: str, now: datetime | None = None) -> Fact:
+    """Archive one fact by hand, whatever its age; an archived one stays as it is.
+
+    Raises Fact.DoesNotExist when it is not the character's. The event is the sweep's, so a replay
+    archives it the same way.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        lock_character(character_id)
+        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
+        if fact.archived:
+            return fact
+        fact.archived, fact.archived_at = True, now
+        fact.save(update_fields=["archived", "archived_at", "updated_at"])
+        event_append(
+            character_id=character_id,
+            event_type="fact.archived",
+            payload={"fact_ids": [fact_id], "archived_at": now.isoformat()},
+        )
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[fact.pk])
+    return fact
+
+
+def fact_restore(*, character_id: int, fact_id: str) -> Fact:
+    """Bring one archived fact back to the active facts; raises Fact.DoesNotExist when it is not the
+    character's.
+
+    The original's event log has no type for leaving the archive (its archive is one-way), so the
+    restore appends none: the ``fact.archived`` event before it lies behind the applied sentinel and
+    is never replayed over it. An absorbed fact older than 7 days goes back to the archive at the next
+    daily sweep, whose rule knows nothing of restores.
+    """
+    with transaction.atomic():
+        lock_character(character_id)
+        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
+        if not fact.archived:
+            return fact
+        fact.archived, fact.archived_at = False, None
+        fact.save(update_fields=["archived", "archived_at", "updated_at"])
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[fact.pk])
+    return fact

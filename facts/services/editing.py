@@ -1,4 +1,4 @@
-"""Edits from the API and admin: text/importance changes and deletion."""
+"""Edits from the API, the admin and the memory browser: text/importance/entity changes and deletion."""
 
 from __future__ import annotations
 
@@ -27,9 +27,21 @@ def fact_text_set(*, fact: Fact, text: str) -> None:
 
 
 def fact_update(
-    *, character_id: int, fact_id: str, text: str | None = None, importance: int | None = None
+    *,
+    character_id: int,
+    fact_id: str,
+    text: str | None = None,
+    importance: int | None = None,
+    entity: str | None = None,
 ) -> Fact:
-    """Edit one fact; raises Fact.DoesNotExist when it is not the character's."""
+    """Edit one fact; raises Fact.DoesNotExist when it is not the character's, ValueError on a value
+    out of range (nothing is changed then)."""
+    if importance is not None and not 1 <= importance <= 10:
+        raise ValueError("importance must be between 1 and 10")
+    if entity is not None and entity not in Fact.Entity.values:
+        raise ValueError(f"entity must be one of {', '.join(Fact.Entity.values)}")
+    if text is not None and not text.strip():
+        raise ValueError("text must not be empty")
     with transaction.atomic():
         character = lock_character(character_id)
         fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
@@ -37,9 +49,9 @@ def fact_update(
         if text is not None and text_changed:
             fact_text_set(fact=fact, text=text)
         if importance is not None:
-            if not 1 <= importance <= 10:
-                raise ValueError("importance must be between 1 and 10")
             fact.importance = importance
+        if entity is not None:
+            fact.entity = entity
         fact.updated_at = timezone.now()
         fact.save()
         if text_changed:

@@ -12,6 +12,14 @@ from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get, character_list
 
 
+def character_or_404(name: str) -> Character:
+    """The character a browser page is about; an unknown name is the 404 page."""
+    character = character_get(name=name)
+    if character is None:
+        raise Http404(f"no character named {name!r}")
+    return character
+
+
 def layer_counts(character: Character) -> list[tuple[str, int | None]]:
     """(title, rows) of each registered layer for ``character``, in tab order."""
     return [(page.title, page.count(character.pk) if page.count else None) for page in layer_pages()]
@@ -31,9 +39,7 @@ def front_door(request: HttpRequest) -> HttpResponse:
 @require_GET
 @browser_page
 def character_overview(request: HttpRequest, name: str) -> HttpResponse:
-    character = character_get(name=name)
-    if character is None:
-        raise Http404(f"no character named {name!r}")
+    character = character_or_404(name)
     return render(
         request,
         "browser/character.html",

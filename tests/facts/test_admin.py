@@ -22,7 +22,9 @@ def test_an_admin_edit_goes_through_the_service(admin_client: Client) -> None:
     fact = make_fact(text="主人养了一只橘猫", embedding="AAAA", embedding_model_id="m")
     before = memory_version(fact.character_id)
     url = reverse("admin:facts_fact_change", args=[fact.pk])
-    answer = admin_client.post(url, {"text": "主人养了一只柴犬", "importance": 8, "_save": "Save"})
+    answer = admin_client.post(
+        url, {"text": "主人养了一只柴犬", "importance": 8, "entity": "master", "_save": "Save"}
+    )
     assert answer.status_code == 302, answer.content.decode()[:2000]
     fact.refresh_from_db()
     assert (fact.text, fact.importance, fact.hash) == ("主人养了一只柴犬", 8, fact_hash("主人养了一只柴犬"))
@@ -37,7 +39,7 @@ def test_the_admin_edits_only_what_the_api_edits(admin_client: Client) -> None:
     answer = admin_client.post(url, {"text": fact.text, "importance": 3, "entity": "neko", "archived": "on"})
     assert answer.status_code == 302
     fact.refresh_from_db()
-    assert (fact.importance, fact.entity, fact.archived) == (3, Fact.Entity.MASTER, False)
+    assert (fact.importance, fact.entity, fact.archived) == (3, Fact.Entity.NEKO, False)
     assert admin_client.get(reverse("admin:facts_fact_add")).status_code == 403
 
 

@@ -68,6 +68,14 @@ def test_retrieve_edit_and_delete(client, facts, character):
     assert client.delete(url).status_code == 404
 
 
+def test_the_entity_is_edited_to_one_of_the_three_kinds(client, facts):
+    url = f"{URL}{facts['cat'].fact_id}/"
+    response = client.patch(url, {"entity": "relationship"}, content_type="application/json")
+    assert response.status_code == 200 and response.json()["entity"] == "relationship"
+    assert client.patch(url, {"entity": "dog"}, content_type="application/json").status_code == 400
+    assert Fact.objects.get(pk=facts["cat"].pk).entity == Fact.Entity.RELATIONSHIP
+
+
 def test_openapi_schema_describes_the_facts_routes(client):
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert "/api/v1/characters/{name}/facts/" in schema and "importance" in schema
