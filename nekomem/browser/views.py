@@ -10,6 +10,15 @@ from nekomem.browser.access import browser_page
 from nekomem.browser.registry import layer_pages
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get, character_list
+from nekomem.runtime.status import status_snapshot
+
+
+def character_or_404(name: str) -> Character:
+    """The character a browser page is about; an unknown name is the 404 page."""
+    character = character_get(name=name)
+    if character is None:
+        raise Http404(f"no character named {name!r}")
+    return character
 
 
 def layer_counts(character: Character) -> list[tuple[str, int | None]]:
@@ -21,19 +30,24 @@ def layer_counts(character: Character) -> list[tuple[str, int | None]]:
 @browser_page
 def front_door(request: HttpRequest) -> HttpResponse:
     characters = [(character, layer_counts(character)) for character in character_list()]
+    pages = layer_pages()
     return render(
         request,
         "browser/front_door.html",
-        {"characters": characters, "pages": layer_pages()},
+        {
+            "characters": characters,
+            "pages": pages,
+            # A template would call ``page.count`` (a callable) instead of testing it: decided here.
+            "counted_pages": [page for page in pages if page.count is not None],
+            "status": status_snapshot(),
+        },
     )
 
 
 @require_GET
 @browser_page
 def character_overview(request: HttpRequest, name: str) -> HttpResponse:
-    character = character_get(name=name)
-    if character is None:
-        raise Http404(f"no character named {name!r}")
+    character = character_or_404(name)
     return render(
         request,
         "browser/character.html",
