@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 
 from nekomem.characters.api import CharacterViewSet
 from nekomem.journal.api import JobViewSet
+from nekomem.runtime.api import StatusView
 
 router = SimpleRouter()
 router.register("characters", CharacterViewSet, basename="character")
@@ -18,6 +19,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("reflections.api_urls")),
     path("", include("persona.api_urls")),
     path("", include(router.urls)),
+    path("status/", StatusView.as_view(), name="api-status"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
@@ -37,6 +39,7 @@ urlpatterns = [
     path("browse/<str:name>/", include("reflections.browser_urls")),
     path("browse/<str:name>/", include("persona.browser_urls")),
     path("browse/<str:name>/", include("recall.browser_urls")),
+    path("browse/<str:name>/", include("nekomem.journal.browser_urls")),
 ]
 
 # The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).

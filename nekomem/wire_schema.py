@@ -47,6 +47,15 @@ COMPONENTS: dict[str, Json] = {
             "status": {"type": "string"},
             "count": {"type": "integer"},
             "message": {"type": "string"},
+            "compressed": {
+                "type": "boolean",
+                "description": "/renew only, and only false: the window needed compressing and was not "
+                "(a background job retries it)",
+            },
+            "compression_reason": {
+                "type": "string",
+                "description": "why /renew did not compress: no_provider:summary, failed:<error type>, moot",
+            },
         },
         "required": ["status"],
     },

@@ -17,6 +17,15 @@ class RecallConfig(AppConfig):
 
         register_warm_up("recall-indexes", recall_indexes_warm_up)
 
+        from nekomem.browser.registry import LayerPage, register_layer_page
+        from nekomem.runtime.status import register_vector_counter
+        from recall.backfill import fact_vector_coverage
+
+        register_vector_counter("facts", fact_vector_coverage)
+        register_layer_page(
+            LayerPage(slug="recall", title="回忆 Recall", url_name="browser-recall", order=50)
+        )
+
         register_schedule(
             ScheduleSpec(
                 name="embedding-backfill",

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from facts.models import Fact
 from facts.services import dedup_pair_queue, fact_vectors_write
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
+from nekomem.runtime.status import VectorCoverage
 from recall.selectors import stored_vector
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,21 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     fingerprint check happens in ``facts_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
     return list(Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by())
+
+
+def fact_vector_coverage(model_id: str) -> VectorCoverage:
+    """Facts with a vector of ``model_id`` and facts the backfill still has to embed, for the status
+    report: one aggregate over the table, the same SQL test as ``characters_needing_vectors`` (a text
+    rewritten since its vector was computed is caught by the backfill's own fingerprint check)."""
+    counts = (
+        Fact.objects.exclude(text="")
+        .order_by()
+        .aggregate(
+            total=Count("pk"),
+            missing=Count("pk", filter=Q(embedding="") | ~Q(embedding_model_id=model_id)),
+        )
+    )
+    return VectorCoverage(with_vectors=counts["total"] - counts["missing"], without_vectors=counts["missing"])
 
 
 def _queue_pairs(*, character_id: int, new_pks: list[int], embedder: Embedder) -> int:

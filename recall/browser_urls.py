@@ -1,4 +1,8 @@
-from django.urls import URLPattern
+from django.urls import path
+
+from recall import browser
 
 # This layer's memory-browser pages, under /browse/<name>/ (see nekomem.browser).
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("recall/", browser.recall_playground, name="browser-recall"),
+]

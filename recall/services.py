@@ -122,6 +122,12 @@ def recall_query(*, name: str, request: RecallRequest, now: datetime | None = No
     if request.explain:
         # What this process's index cache has done so far: tests across processes read it here.
         body["index"] = {name: index_cache.counters[name] for name in ("full_builds", "deltas", "delta_rows")}
+        # The route taken and the window used: an unparsable time expression gives no window (§4.5).
+        body["mode"] = mode
+        body["config"] = config.name
+        body["window"] = (
+            {"start": _iso(window.start), "end": _iso(window.end)} if window is not None else None
+        )
     body["candidates_total"] = candidates_total
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     logger.info(

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
+from nekomem.journal.jobs import no_provider_reason
 from nekomem.journal.models import Job
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
 from nekomem.locale import master_display_name, resolve_language
@@ -291,17 +292,21 @@ def window_hard_cap(*, character_id: int) -> int:
     return len(dropped)
 
 
-def compress_inline(*, character_id: int) -> bool:
-    """Compress inside a request that already holds the settle lock (``/renew``). False on failure."""
+def compress_inline(*, character_id: int) -> str | None:
+    """Compress inside a request that already holds the settle lock (``/renew``).
+
+    Returns None when the window is compressed (or needed nothing), else why it is not: the kernel's
+    ``no_provider:summary``, ``failed:<error type>``, or ``moot`` (the window changed meanwhile).
+    """
     try:
-        window_compress(character_id=character_id, lock_held=True)
+        result = window_compress(character_id=character_id, lock_held=True)
     except LLMUnavailable as exc:
         logger.info("recent compress character=%s skipped: %s", character_id, exc.reason)
-        return False
+        return no_provider_reason(SUMMARY_TIER)
     except Exception as exc:  # the route must answer; the background job retries
         logger.warning("recent compress character=%s failed inline (%s)", character_id, type(exc).__name__)
-        return False
-    return True
+        return f"failed:{type(exc).__name__}"
+    return "moot" if result.outcome == "moot" else None
 
 
 def compress_request(*, character_id: int) -> Job | None:

@@ -15,20 +15,20 @@ from recent.messages import parse_history
 from recent.rendering import recent_history_text
 from recent.review import review_cancel
 from recent.selectors import raw_log_last_timestamp
-from recent.services import CompressMode, turn_record
+from recent.services import CompressMode, TurnRecorded, turn_record
 
 logger = logging.getLogger(__name__)
 
 
 def _record(
     request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode, required: bool = True
-) -> int:
+) -> tuple[int, TurnRecorded]:
     input_history, language = read_history_request(request, required=required)
     messages = parse_history(input_history)
-    turn_record(
+    recorded = turn_record(
         name=name, messages=messages, language=language, append_recent=append_recent, compress=compress
     )
-    return len(messages)
+    return len(messages), recorded
 
 
 @csrf_exempt
@@ -36,9 +36,8 @@ def _record(
 @validated_name
 @conversation_route
 def cache(request: HttpRequest, name: str) -> HttpResponse:
-    return json_ok(
-        {"status": "cached", "count": _record(request, name, append_recent=True, compress="never")}
-    )
+    count, _ = _record(request, name, append_recent=True, compress="never")
+    return json_ok({"status": "cached", "count": count})
 
 
 @csrf_exempt
@@ -55,8 +54,13 @@ def process(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def renew(request: HttpRequest, name: str) -> HttpResponse:
-    _record(request, name, append_recent=True, compress="inline")
-    return json_ok({"status": "processed"})
+    _, recorded = _record(request, name, append_recent=True, compress="inline")
+    if recorded.not_compressed is None:
+        return json_ok({"status": "processed"})
+    # The original answers only the status; the chat server reads nothing else, so these two keys are
+    # ours: the window was over the threshold and stays uncompressed (a background job retries it).
+    reason = recorded.not_compressed
+    return json_ok({"status": "processed", "compressed": False, "compression_reason": reason})
 
 
 @csrf_exempt

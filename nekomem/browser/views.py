@@ -10,6 +10,7 @@ from nekomem.browser.access import browser_page
 from nekomem.browser.registry import layer_pages
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get, character_list
+from nekomem.runtime.status import status_snapshot
 
 
 def character_or_404(name: str) -> Character:
@@ -29,10 +30,17 @@ def layer_counts(character: Character) -> list[tuple[str, int | None]]:
 @browser_page
 def front_door(request: HttpRequest) -> HttpResponse:
     characters = [(character, layer_counts(character)) for character in character_list()]
+    pages = layer_pages()
     return render(
         request,
         "browser/front_door.html",
-        {"characters": characters, "pages": layer_pages()},
+        {
+            "characters": characters,
+            "pages": pages,
+            # A template would call ``page.count`` (a callable) instead of testing it: decided here.
+            "counted_pages": [page for page in pages if page.count is not None],
+            "status": status_snapshot(),
+        },
     )
 
 

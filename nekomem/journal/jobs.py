@@ -512,8 +512,11 @@ def job_supersede(*, character_id: int, kind: str, key: str) -> int:
 
 
 def job_retry(*, job_id: int, enqueue: bool = True) -> bool:
-    """Give a dead job a fresh set of attempts and enqueue it; False when it is not dead or another
-    job of its kind is active for the character meanwhile."""
+    """Run a dead or waiting job again now and enqueue it: a dead one with a fresh set of attempts, a
+    waiting one (backing off, or parked for a provider) with the attempts it has spent, so a retry
+    never stretches its dead-letter budget. False when it is neither, or when another job of its kind
+    became active for the character meanwhile."""
+    now = timezone.now()
     try:
         with transaction.atomic():
             retried = Job.objects.filter(pk=job_id, status=WorkStatus.DEAD).update(
@@ -523,7 +526,9 @@ def job_retry(*, job_id: int, enqueue: bool = True) -> bool:
                 next_attempt_at=None,
                 lease_until=None,
                 finished_at=None,
-                updated_at=timezone.now(),
+                updated_at=now,
+            ) or Job.objects.filter(pk=job_id, status=WorkStatus.WAITING).update(
+                status=WorkStatus.PENDING, waiting_reason="", next_attempt_at=None, updated_at=now
             )
             if retried and enqueue and not _run_by_schedule(job_id):
                 transaction.on_commit(lambda: job_enqueue(job_id=job_id))

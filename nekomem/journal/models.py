@@ -140,6 +140,8 @@ class Job(DurableWork):
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="job_status_due"),
             models.Index(fields=["character", "kind", "status"], name="job_character_kind"),
+            # The memory browser's jobs page: a character's jobs newest first, a page at a time.
+            models.Index(fields=["character", "created_at", "id"], name="job_character_newest"),
         ]
 
     def __str__(self) -> str:

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from nekomem.runtime.status import status_snapshot
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled, switch_set
 
 
@@ -43,3 +45,65 @@ class PowerfulMemoryConfigView(SwitchConfigView):
     """``powerful_memory_enabled`` (default on), read hot by every background loop."""
 
     switch_name = POWERFUL_MEMORY
+
+
+class TierStatusSerializer(serializers.Serializer):
+    tier = serializers.CharField()
+    configured = serializers.BooleanField(help_text="Whether the tier has a provider (base URL and model).")
+    model = serializers.CharField(help_text="The model name; empty when not configured. Never the key.")
+    provider_tier = serializers.CharField(help_text="The tier whose provider it uses: itself or summary.")
+
+
+class WaitingReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="Machine-readable: no_provider:<tier>, backoff …")
+    description = serializers.CharField(help_text="The reason for people, zh then en.")
+    count = serializers.IntegerField()
+    kinds = serializers.ListField(child=serializers.CharField(), help_text="Job kinds or outbox op types.")
+
+
+class WorkCountsSerializer(serializers.Serializer):
+    pending = serializers.IntegerField(help_text="Due now, queued for a worker.")
+    running = serializers.IntegerField()
+    waiting = serializers.IntegerField()
+    dead = serializers.IntegerField(help_text="Spent its attempts; stays until retried.")
+    unfinished = serializers.IntegerField(help_text="pending + running + waiting")
+    waiting_by_reason = WaitingReasonSerializer(many=True)
+
+
+class EmbeddingsStatusSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(
+        choices=["on", "off", "backfilling"], help_text="backfilling: on, with rows still without a vector"
+    )
+    model_id = serializers.CharField()
+    model_state = serializers.CharField(help_text="This process's model: init, loading, ready or disabled.")
+    reason = serializers.CharField(help_text="Why vectors are off, when they are.")
+    with_vectors = serializers.IntegerField(allow_null=True)
+    without_vectors = serializers.IntegerField(allow_null=True)
+
+
+class StorageStatusSerializer(serializers.Serializer):
+    blocked = serializers.BooleanField()
+    reason = serializers.CharField()
+
+
+class StatusSerializer(serializers.Serializer):
+    llm_tiers = TierStatusSerializer(many=True)
+    llm_work_waits = serializers.BooleanField(help_text="Some tier has no provider: its work waits.")
+    tiers_without_provider = serializers.ListField(child=serializers.CharField())
+    jobs = WorkCountsSerializer(allow_null=True, help_text="null while the server is starting")
+    outbox = WorkCountsSerializer(allow_null=True, help_text="null while the server is starting")
+    embeddings = EmbeddingsStatusSerializer()
+    storage = StorageStatusSerializer()
+
+
+class StatusView(APIView):
+    """What the server can do right now: LLM tiers, waiting and dead work, vectors, storage.
+
+    Answers in restricted mode too, so a blocked storage is reported rather than hidden behind 409.
+    """
+
+    serializer_class = StatusSerializer
+
+    @extend_schema(responses=StatusSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(StatusSerializer(status_snapshot()).data)

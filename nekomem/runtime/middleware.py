@@ -15,8 +15,15 @@ from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
 
+# The status report answers too: it is where a blocked storage is explained.
 RESTRICTED_MODE_ALLOWED = frozenset(
-    {"/health", "/shutdown", "/internal/storage/startup/continue", "/internal/storage/startup/block"}
+    {
+        "/health",
+        "/shutdown",
+        "/internal/storage/startup/continue",
+        "/internal/storage/startup/block",
+        "/api/v1/status",
+    }
 )
 BLOCKED_MESSAGE = "记忆存储尚未就绪（启动中或已被锁定），请稍后再试。"
 

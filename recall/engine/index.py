@@ -264,7 +264,15 @@ class RecallIndex:
         inside = (s < end) & (e >= start)
         distance = np.where(inside, 0.0, np.maximum(s - end, 0.0) + np.maximum(start - e, 0.0))
         order = np.lexsort((self.order[dated], -s, distance, ~inside))[:limit]
-        return [Hit(candidate=self.rows.candidate(int(dated[i])), score=None) for i in order]
+        # The time path's own score is the distance to the window in seconds (0: inside it).
+        return [
+            Hit(
+                candidate=self.rows.candidate(int(dated[i])),
+                score=None,
+                paths={"time": PathHit(rank=rank, score=float(distance[i]))},
+            )
+            for rank, i in enumerate(order.tolist(), start=1)
+        ]
 
     # --- hybrid --------------------------------------------------------------------------------------
 

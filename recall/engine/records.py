@@ -46,8 +46,8 @@ class Candidate:
 
 @dataclass
 class PathHit:
-    rank: int
-    score: float
+    rank: int  # 1-based place in the path's own list
+    score: float  # BM25 or cosine; on the time path, seconds between the row and the window (0: inside)
 
 
 @dataclass

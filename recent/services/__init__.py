@@ -9,7 +9,7 @@
 
 from recent.services.idle import idle_maintenance_run
 from recent.services.raw_log import raw_log_append
-from recent.services.turns import CompressMode, turn_record
+from recent.services.turns import CompressMode, TurnRecorded, turn_record
 from recent.services.window import (
     MAX_MESSAGE_CHARS,
     MAX_WINDOW_CHARS,
@@ -24,6 +24,7 @@ __all__ = [
     "MAX_WINDOW_CHARS",
     "MAX_WINDOW_MESSAGES",
     "CompressMode",
+    "TurnRecorded",
     "WindowChanged",
     "idle_maintenance_run",
     "raw_log_append",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.db import transaction
@@ -15,6 +16,14 @@ from recent.services.turn_write import STATEMENT_MAX_MESSAGES, turn_write_orm, t
 CompressMode = Literal["never", "background", "inline"]
 
 
+@dataclass(frozen=True)
+class TurnRecorded:
+    character_id: int
+    # ``inline`` only: why the window that needed compressing was not compressed (None: it was, or
+    # needed nothing); a background job then retries it.
+    not_compressed: str | None = None
+
+
 def turn_record(
     *,
     name: str,
@@ -22,7 +31,7 @@ def turn_record(
     language: str | None,
     append_recent: bool = True,
     compress: CompressMode = "never",
-) -> int:
+) -> TurnRecorded:
     """Persist one finished turn atomically: recent window, raw log and post-turn op, or nothing.
 
     ``/cache``, ``/process`` and ``/renew`` append to the window; ``/settle`` only journals the
@@ -33,16 +42,16 @@ def turn_record(
     settle lock, so the ``/new_dialog`` that follows it waits for the memo. Every compressing route
     then considers a history review, which always runs in the background.
 
-    Returns the character's id.
+    Returns the character's id, and for ``inline`` why the window was not compressed, if it was not.
     """
-    inline_failed = False
+    not_compressed: str | None = None
     write: dict[str, Any] = {"messages": messages, "language": language, "append_recent": append_recent}
     if compress == "inline":
         character_id = character_id_for(name=name)
         with settle_lock(character_id):
             with transaction.atomic():
                 turn_write_orm(character_id=character_id, **write)
-            inline_failed = not compress_inline(character_id=character_id)
+            not_compressed = compress_inline(character_id=character_id)
     elif len(messages) > STATEMENT_MAX_MESSAGES:
         character_id = character_id_for(name=name)
         with settled_transaction(character_id):
@@ -51,8 +60,8 @@ def turn_record(
         character_id = turn_write_statement(name=name, **write)
     # Outside the settle lock: a job's task may run right away (django-q sync mode) and its splice
     # takes the lock itself.
-    if compress == "background" or inline_failed:
+    if compress == "background" or not_compressed is not None:
         compress_request(character_id=character_id)
     if compress != "never":
         review_maybe_spawn(character_id=character_id)
-    return character_id
+    return TurnRecorded(character_id=character_id, not_compressed=not_compressed)

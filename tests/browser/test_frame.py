@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -10,7 +12,7 @@ from tests.characters.factories import CharacterFactory
 
 pytestmark = pytest.mark.django_db
 
-REMOTE = {"REMOTE_ADDR": "192.0.2.7", "HTTP_HOST": "127.0.0.1"}
+REMOTE: dict[str, Any] = {"REMOTE_ADDR": "192.0.2.7", "HTTP_HOST": "127.0.0.1"}
 
 
 def test_the_front_door_lists_each_character_with_a_link_to_its_pages(client: Client) -> None:

@@ -113,6 +113,16 @@ def test_renew_compresses_before_answering_without_a_job(client, llm_server, run
     assert not Job.objects.filter(kind=COMPRESS_JOB).exists()
 
 
+def test_renew_that_could_not_compress_says_why_and_leaves_it_to_a_job(client, llm_server, run_commits):
+    # Three empty replies for /renew's own attempt, three more for the background job it requests.
+    llm_server.script(*[json_content({"summary": ""})] * 6)
+    answer = run_commits(client, "renew", "Mel", english_messages(21)).json()
+    assert answer == {"status": "processed", "compressed": False, "compression_reason": "failed:LLMBadOutput"}
+    assert len(window("Mel")) == 21
+    job = Job.objects.get(kind=COMPRESS_JOB)
+    assert (job.status, job.waiting_reason) == ("waiting", "backoff")
+
+
 def test_long_summary_gets_a_second_stage(client, llm_server, run_commits):
     long_summary = " ".join(t["text"] for t in long_english_chat()[:80])
     assert count_tokens(long_summary) > 1000
@@ -261,8 +271,11 @@ def test_no_provider_parks_the_job_with_its_reason_and_routes_still_answer(
     messages = english_messages(25)
 
     assert run_commits(client, "process", "Mel", messages).json() == {"status": "processed"}
+    # /renew says it could not compress, and why; the original's key stays as it was.
     assert run_commits(client, "renew", "Mel", english_messages(2, start=30)).json() == {
-        "status": "processed"
+        "status": "processed",
+        "compressed": False,
+        "compression_reason": "no_provider:summary",
     }
     assert client.get("/new_dialog/Mel").status_code == 200
     job = Job.objects.get(kind=COMPRESS_JOB)

@@ -96,7 +96,7 @@ def test_a_turn_for_a_deleted_and_recreated_character_goes_to_the_new_one():
     CharacterFactory.create(name="decoy")  # may take a reused id on SQLite
     new_id = turn_record(
         name="phoenix", messages=turn(("human", "second life"), ("ai", "hello")), language="en"
-    )
+    ).character_id
     assert new_id != old_id and Character.objects.get(name="phoenix").pk == new_id
     window = RecentMessage.objects.filter(character_id=new_id).order_by("position")
     assert [m.data["content"] for m in window] == ["second life", "hello"]

@@ -15,6 +15,8 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from nekomem.runtime.status import llm_startup_log
+
 STOP_GRACE_SECONDS = 20
 # Granian's graceful stop sometimes deadlocks in a worker (emmett-framework/granian#875: the runtime's
 # drop waits for a thread that waits for the GIL) and then sits out the whole grace with nothing to
@@ -194,6 +196,8 @@ class Command(BaseCommand):
             # chat's requests: it only has to keep up, a request has someone waiting.
             children.append(_start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS))
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
+        # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
+        llm_startup_log()
 
         stop_requested = False
 
