@@ -18,6 +18,7 @@ from recent.services import raw_log_append
 from tests.characters.factories import CharacterFactory
 from tests.recent.factories import RecentMessageFactory
 from tests.support.dataset import conversation
+from tests.support.pages import front_door_row
 
 pytestmark = pytest.mark.django_db
 
@@ -193,8 +194,4 @@ def test_the_recent_page_of_an_unknown_character_is_404(client):
 def test_the_front_door_counts_the_rows_of_the_recent_window(client, logged):
     for _ in range(3):
         RecentMessageFactory.create(character=logged)
-    body = client.get("/").content.decode()
-    titles = re.findall(r"<th>(.*?)</th>", body)
-    row = next(tr for tr in body.split("<tr>") if "/browse/%E5%B0%8F%E5%A4%A9/" in tr)
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-    assert dict(zip(titles, cells, strict=True))["近期 Recent"] == "3"
+    assert front_door_row(client, "小天")["近期 Recent"] == "3"
