@@ -6,6 +6,8 @@ class PersonaConfig(AppConfig):
     verbose_name = "Persona"
 
     def ready(self) -> None:
-        from persona import handlers, portability  # noqa: F401  portability registers its file handlers
+        from nekomem.browser.registry import register_layer_page
+        from persona import browser, handlers, portability  # noqa: F401  portability registers its file handlers
 
         handlers.register()
+        register_layer_page(browser.LAYER_PAGE)
