@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
@@ -15,6 +15,7 @@ __all__ = [
     "entry_to_file_dict",
     "long_term_memory_markdown",
     "persona_corrections_list",
+    "persona_entries_browse",
     "persona_entries_live",
     "persona_entry_get",
     "persona_file_view",
@@ -36,6 +37,22 @@ def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
     return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
         "position", "pk"
     )
+
+
+def persona_entries_browse(
+    *, character_id: int, section: str = "", query: str = ""
+) -> QuerySet[PersonaEntry]:
+    """The memory browser's list: live entries in render order (section order, then file order)."""
+    entries = persona_entries_live(character_id=character_id)
+    if section:
+        entries = entries.filter(section=section)
+    if query:
+        entries = entries.filter(Q(text__icontains=query) | Q(entry_id=query))
+    # A character has a handful of sections: their order goes into the query as constants, which the
+    # database sorts by far faster than by a per-row lookup of the section's position.
+    order = [When(section=s.key, then=Value(s.position)) for s in persona_sections(character_id=character_id)]
+    section_position = Case(*order, default=Value(None), output_field=IntegerField()) if order else Value(0)
+    return entries.order_by(section_position.asc(nulls_last=True), "section", "position", "pk")
 
 
 def persona_entry_get(*, character_id: int, entry_id: str) -> PersonaEntry | None:

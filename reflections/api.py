@@ -1,4 +1,5 @@
-"""REST for one character's reflections: list (filter by status), retrieve, confirm/deny/archive/restore."""
+"""REST for one character's reflections: list (filter by status), retrieve, edit the text,
+confirm/deny/archive/restore."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from rest_framework.response import Response
 from nekomem.api import CharacterScopedMixin
 from reflections.models import Reflection
 from reflections.selectors import reflection_list
-from reflections.services import reflection_archive, reflection_confirm, reflection_deny, reflection_restore
+from reflections.services import (
+    reflection_archive,
+    reflection_confirm,
+    reflection_deny,
+    reflection_edit,
+    reflection_restore,
+)
+from reflections.services.editing import MAX_TEXT_LENGTH
 from reflections.services.records import score_of
 
 
@@ -65,6 +73,10 @@ class ReflectionFilterSerializer(serializers.Serializer):
     archived = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
+class ReflectionEditSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=MAX_TEXT_LENGTH)
+
+
 _ACTIONS = {
     "confirm": reflection_confirm,
     "deny": reflection_deny,
@@ -106,6 +118,20 @@ class ReflectionViewSet(
         character = self.get_character()
         try:
             reflection = _ACTIONS[name](character_id=character.pk, reflection_id=reflection_id)
+        except Reflection.DoesNotExist:
+            raise Http404("no such reflection") from None
+        return Response(ReflectionSerializer(reflection).data)
+
+    @extend_schema(request=ReflectionEditSerializer, responses=ReflectionSerializer)
+    def partial_update(self, request: Request, name: str, reflection_id: str) -> Response:
+        incoming = ReflectionEditSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            reflection = reflection_edit(
+                character_id=self.get_character().pk,
+                reflection_id=reflection_id,
+                text=incoming.validated_data["text"],
+            )
         except Reflection.DoesNotExist:
             raise Http404("no such reflection") from None
         return Response(ReflectionSerializer(reflection).data)

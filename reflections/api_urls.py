@@ -7,7 +7,9 @@ _BASE = "characters/<str:name>/reflections/"
 urlpatterns = [
     path(_BASE, ReflectionViewSet.as_view({"get": "list"}), name="api-reflections"),
     path(
-        _BASE + "<str:reflection_id>/", ReflectionViewSet.as_view({"get": "retrieve"}), name="api-reflection"
+        _BASE + "<str:reflection_id>/",
+        ReflectionViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
+        name="api-reflection",
     ),
     *(
         path(

@@ -15,7 +15,18 @@ from reflections.services.archive import shard_take
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
 from reflections.services.retries import register_jobs
 
-_STATE_FIELDS = ("archive_shard_path", "denied_reason", "auto_confirmed", "sub_zero_days", "archived_at")
+_STATE_FIELDS = (
+    "archive_shard_path",
+    "denied_reason",
+    "auto_confirmed",
+    "sub_zero_days",
+    "archived_at",
+    # A text edited by hand (reflections.services.editing), with the ontology it may clear.
+    "text",
+    "relation_type",
+    "temporal_scope",
+    "subject",
+)
 
 
 def replay_reflection_synthesized(character_id: int, payload: dict[str, Any]) -> None:

@@ -89,6 +89,8 @@ class Reflection(EvidenceFields, MentionFields, VectorCacheFields, ArchivedField
         ]
         indexes = [
             models.Index(fields=["character", "status", "next_eligible_at"], name="reflection_char_status"),
+            # The memory browser lists a character's reflections newest first, 50 a page.
+            models.Index(fields=["character", "created_at"], name="reflection_char_created"),
         ]
 
     def __str__(self) -> str:

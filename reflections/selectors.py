@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -29,6 +30,38 @@ def reflection_list(
     if archived is not None:
         reflections = reflections.filter(archive_shard_path__isnull=not archived)
     return reflections.order_by("created_at", "pk")
+
+
+def reflection_browse(
+    *, character_id: int, status: str | None = None, archived: bool | None = None, query: str = ""
+) -> QuerySet[Reflection]:
+    """The memory browser's list: newest first, filtered in the database (it must page 100k rows)."""
+    reflections = reflection_list(character_id=character_id, status=status, archived=archived)
+    if query:
+        reflections = reflections.filter(Q(text__icontains=query) | Q(reflection_id=query))
+    return reflections.order_by("-created_at", "-pk")
+
+
+def source_fact_texts(*, character_id: int, fact_ids: Iterable[str]) -> dict[str, str]:
+    """fact id → text of the given facts (archived ones included); ids no longer stored are left out."""
+    wanted = set(fact_ids)
+    if not wanted:
+        return {}
+    rows = Fact.objects.filter(character_id=character_id, fact_id__in=wanted).values_list("fact_id", "text")
+    return dict(rows)
+
+
+def surfaced_by_reflection(
+    *, character_id: int, reflection_ids: Iterable[str]
+) -> dict[str, list[SurfacedReflection]]:
+    """Each reflection's surfaced history (when brought up, the feedback), oldest first."""
+    history: dict[str, list[SurfacedReflection]] = {}
+    rows = SurfacedReflection.objects.filter(
+        character_id=character_id, reflection_id__in=set(reflection_ids)
+    ).order_by("surfaced_at", "pk")
+    for entry in rows:
+        history.setdefault(entry.reflection_id, []).append(entry)
+    return history
 
 
 def reflection_get(*, character_id: int, reflection_id: str) -> Reflection | None:

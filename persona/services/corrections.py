@@ -105,18 +105,23 @@ def _live_entry(*, character_id: int, correction: PersonaCorrection) -> PersonaE
 
 def correction_apply(
     *, character: Character, correction: PersonaCorrection, action: str, text: str, now: datetime
-) -> None:
-    """One resolution, inside the caller's locked transaction; the correction leaves the queue."""
+) -> PersonaEntry | None:
+    """One resolution, inside the caller's locked transaction; the correction leaves the queue.
+
+    Returns the entry that now holds the resolved text (None for ``keep_old``, which adds nothing).
+    """
     entry = _live_entry(character_id=character.pk, correction=correction)
+    result: PersonaEntry | None = None
     if action == "merge" and entry is not None:
         entry_text_replace(entry=entry, text=text, now=now, reason="correction_merge")
+        result = entry
     elif action == "keep_new":
         if entry is not None and not entry.protected:
             entry_event(entry, "persona.entry_updated", removed=True, reason="keep_new")
             entry.delete()
-        correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
+        result = correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
     elif action == "keep_both" or (action == "merge" and entry is None):
-        correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
+        result = correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
     event_append(
         character_id=character.pk,
         event_type="correction.resolved",
@@ -131,6 +136,7 @@ def correction_apply(
         },
     )
     correction.delete()
+    return result
 
 
 def _count_failures(*, character_id: int, pks: list[int]) -> int:
@@ -199,8 +205,13 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
 
 def persona_correction_resolve(
     *, character_id: int, correction_pk: int, action: str, text: str = "", now: datetime | None = None
-) -> None:
-    """A resolution by hand (REST, admin)."""
+) -> PersonaEntry | None:
+    """A resolution by hand (REST, admin, memory browser); returns the entry holding the result.
+
+    ``text`` is the merged or kept text (blank: the new observation's). A card entry changes only with
+    the card, so merging into one or replacing one by hand is refused with nothing written; keep_old and
+    keep_both leave it as it is and stay allowed.
+    """
     now = now or timezone.now()
     if action not in RESOLUTIONS:
         raise ValueError(f"action must be one of {RESOLUTIONS}")
@@ -209,6 +220,10 @@ def persona_correction_resolve(
         correction = PersonaCorrection.objects.filter(character_id=character_id, pk=correction_pk).first()
         if correction is None:
             raise Conflict("the correction is no longer queued")
+        if action in ("merge", "keep_new"):
+            entry = _live_entry(character_id=character_id, correction=correction)
+            if entry is not None and entry.protected:
+                raise Conflict("character-card entries change with the card, not by hand")
         if action != "keep_old" and not text.strip():
             text = correction.new_text
-        correction_apply(character=character, correction=correction, action=action, text=text, now=now)
+        return correction_apply(character=character, correction=correction, action=action, text=text, now=now)

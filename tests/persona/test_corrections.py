@@ -5,8 +5,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from nekomem.characters.models import Character
+from nekomem.errors import Conflict
+from nekomem.journal.models import Event
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.services import persona_correction_resolve, persona_corrections_resolve
+from persona.services import persona_correction_resolve, persona_corrections_resolve, persona_ensure
 from persona.services.entries import correction_enqueue
 from tests.persona.factories import make_entry
 from tests.support.llm_server import error, json_content
@@ -102,3 +104,42 @@ def test_a_pair_resolved_by_hand(character):
     assert list(PersonaEntry.objects.filter(character=character).values_list("text", flat=True)) == [
         "主人更喜欢秋天"
     ]
+
+
+def test_by_hand_each_resolution_returns_the_entry_holding_its_text(character):
+    merged = make_entry(character=character, text="主人喜欢喝绿茶")
+    _queue(character, merged.text, "主人冬天喝红茶")
+    _queue(character, "主人喜欢弹琴", "主人也喜欢唱歌")
+    pks = list(PersonaCorrection.objects.order_by("pk").values_list("pk", flat=True))
+    result = persona_correction_resolve(
+        character_id=character.pk, correction_pk=pks[0], action="merge", text="主人夏天喝绿茶，冬天喝红茶"
+    )
+    assert result is not None and result.entry_id == merged.entry_id
+    assert result.text == "主人夏天喝绿茶，冬天喝红茶"
+    added = persona_correction_resolve(character_id=character.pk, correction_pk=pks[1], action="keep_both")
+    assert added is not None and added.text == "主人也喜欢唱歌" and added.entry_id.startswith("corr_")
+
+
+def test_by_hand_a_card_entry_is_neither_merged_into_nor_replaced(character):
+    persona_ensure(character_id=character.pk)
+    card = PersonaEntry.objects.get(character=character, protected=True, text="昵称: 阿凛")
+    _queue(character, card.text, "昵称: 凛凛")
+    correction = PersonaCorrection.objects.get()
+    events = Event.objects.count()
+    for action in ("merge", "keep_new"):
+        with pytest.raises(Conflict, match="character-card"):
+            persona_correction_resolve(character_id=character.pk, correction_pk=correction.pk, action=action)
+    card.refresh_from_db()
+    assert card.text == "昵称: 阿凛" and PersonaCorrection.objects.filter(pk=correction.pk).exists()
+    assert Event.objects.count() == events
+    assert (
+        persona_correction_resolve(character_id=character.pk, correction_pk=correction.pk, action="keep_old")
+        is None
+    )
+    card.refresh_from_db()
+    assert card.text == "昵称: 阿凛" and not PersonaCorrection.objects.exists()
+
+
+def test_by_hand_a_pair_no_longer_queued_is_refused(character):
+    with pytest.raises(Conflict, match="no longer queued"):
+        persona_correction_resolve(character_id=character.pk, correction_pk=987654, action="keep_old")

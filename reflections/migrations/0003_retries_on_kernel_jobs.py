@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reflections', '0001_initial'),
+        ('reflections', '0002_browse_newest_first'),
     ]
 
     operations = [

@@ -1,0 +1,59 @@
+"""A reflection's text edited by hand (REST, memory browser).
+
+The original has no event type for a text edit and writing an unknown type is an error (§2.14), so the
+edit travels as a ``reflection.state_changed`` that keeps the status (as an archive move of a promoted
+entry does) and carries the new text; replay applies it like any other state field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from nekomem.characters.services import character_memory_changed
+from nekomem.journal.services import event_append
+from nekomem.textproc import count_tokens
+from reflections.models import RECALL_POOL, Reflection
+from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
+from reflections.services.lifecycle import reflection_locked
+
+MAX_TEXT_LENGTH = 4000
+
+
+def reflection_edit(
+    *, character_id: int, reflection_id: str, text: str, now: datetime | None = None
+) -> Reflection:
+    """Replace the text; status and evidence stay. An unchanged text writes nothing."""
+    now = now or timezone.now()
+    text = text.strip()
+    if not text:
+        raise ValueError("text must not be empty")
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ValueError(f"text must be at most {MAX_TEXT_LENGTH} characters")
+    with transaction.atomic():
+        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
+        if text == reflection.text:
+            return reflection
+        changed: dict[str, str | None] = {"text": text}
+        # The ontology is only kept for short texts (§2.7): a long edit clears all three fields.
+        if count_tokens(text) > MAX_ONTOLOGY_TEXT_TOKENS:
+            changed.update({"relation_type": None, "temporal_scope": None, "subject": None})
+        for name, value in changed.items():
+            setattr(reflection, name, value)
+        reflection.save(update_fields=[*changed, "updated_at"])
+        event_append(
+            character_id=character_id,
+            event_type="reflection.state_changed",
+            payload={
+                "reflection_id": reflection.reflection_id,
+                "from": reflection.status,
+                "to": reflection.status,
+                "ts": now.isoformat(),
+                "reason": "manual_edit",
+                **changed,
+            },
+        )
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[reflection.pk])
+    return reflection
