@@ -19,7 +19,7 @@ from facts.models import Fact
 from facts.selectors import dedup_pairs_pending, dedup_pairs_pending_count, facts_browse
 from facts.services import fact_archive, fact_delete, fact_restore, fact_update
 from nekomem.browser.access import browser_page
-from nekomem.browser.views import character_or_404
+from nekomem.browser.layer_views import character_or_404
 
 FACTS_PER_PAGE = 50
 PAIRS_SHOWN = 50

@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from nekomem.browser.access import browser_page
-from nekomem.browser.views import character_or_404
+from nekomem.browser.layer_views import character_or_404
 from recall.engine import CONFIGS, DEFAULT
 from recall.services import RecallRequest, recall_query
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from nekomem.browser.access import browser_page
-from nekomem.browser.views import character_or_404
+from nekomem.browser.layer_views import character_or_404
 from nekomem.textproc import message_text
 from recent.models import RawMessage
 from recent.selectors import (

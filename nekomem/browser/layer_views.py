@@ -13,6 +13,7 @@ from nekomem.characters.selectors import character_get
 
 
 def character_or_404(name: str) -> Character:
+    """The character a browser page is about; an unknown name is the 404 page."""
     character = character_get(name=name)
     if character is None:
         raise Http404(f"no character named {name!r}")

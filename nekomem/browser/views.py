@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from nekomem.browser.access import browser_page
+from nekomem.browser.layer_views import character_or_404
 from nekomem.browser.registry import layer_pages
 from nekomem.characters.models import Character
-from nekomem.characters.selectors import character_get, character_list
+from nekomem.characters.selectors import character_list
 from nekomem.runtime.status import status_snapshot
-
-
-def character_or_404(name: str) -> Character:
-    """The character a browser page is about; an unknown name is the 404 page."""
-    character = character_get(name=name)
-    if character is None:
-        raise Http404(f"no character named {name!r}")
-    return character
 
 
 def layer_counts(character: Character) -> list[tuple[str, int | None]]:

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from nekomem.browser.access import browser_page
-from nekomem.browser.views import character_or_404
+from nekomem.browser.layer_views import character_or_404
 from nekomem.journal.jobs import job_retry
 from nekomem.journal.models import WorkStatus
 from nekomem.journal.selectors import job_kinds_of, job_list, job_of_character
