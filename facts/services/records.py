@@ -15,6 +15,10 @@ from django.utils import timezone
 
 from facts.models import FACT_SCHEMA_VERSION, Fact
 
+# The original's timestamp format, kept by the kernel for every file of the layout.
+from nekomem.portability import iso_local as iso_local
+from nekomem.portability import parse_iso as parse_iso
+
 # The original resolves relative times with calendar-free units (month = 30 d, year = 365 d).
 EVENT_UNITS: dict[str, timedelta] = {
     "minute": timedelta(minutes=1),
@@ -163,23 +167,6 @@ FILE_KEYS = (
     "signal_processed",
 )
 EMBEDDING_KEYS = ("embedding", "embedding_text_sha256", "embedding_model_id")
-
-
-def iso_local(value: datetime | None) -> str | None:
-    """Naive local ISO-8601, the original's timestamp format."""
-    if value is None:
-        return None
-    return timezone.localtime(value).replace(tzinfo=None).isoformat()
-
-
-def parse_iso(value: Any) -> datetime | None:
-    """An ISO string from a file; naive means local time. Raises ValueError on anything else."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"expected an ISO timestamp string, got {type(value).__name__}")
-    parsed = datetime.fromisoformat(value)
-    return timezone.make_aware(parsed) if timezone.is_naive(parsed) else parsed
 
 
 def fact_to_file_dict(fact: Fact) -> dict[str, Any]:

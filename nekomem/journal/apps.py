@@ -7,6 +7,7 @@ class JournalConfig(AppConfig):
     verbose_name = "Event log, outbox and jobs"
 
     def ready(self) -> None:
-        from nekomem.journal import handlers
+        from nekomem.journal import handlers, portability
 
         handlers.register()
+        portability.register()
