@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair, FactToken
@@ -25,16 +24,16 @@ from facts.services.records import (
     parse_iso,
 )
 from facts.services.tokens import facts_index_rows_write, facts_tokenize
-from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
+    UNBOUND_CHARACTER,
     FileHandler,
     ImportResult,
     MalformedFile,
     progress,
     read_json,
     register_file_handler,
-    write_json,
+    write_records,
 )
 
 BATCH = 2000
@@ -43,7 +42,7 @@ _FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KE
 _ONE_WAY = ("absorbed", "signal_processed", "archived")
 
 
-def _parse(path: Path, *, character_id: int, archived: bool) -> dict[str, Fact]:
+def _parse(path: Path, *, archived: bool) -> dict[str, Fact]:
     """Every entry parsed before anything is written; the first bad one refuses the whole file."""
     data = read_json(path)
     if not isinstance(data, list):
@@ -51,7 +50,7 @@ def _parse(path: Path, *, character_id: int, archived: bool) -> dict[str, Fact]:
     parsed: dict[str, Fact] = {}
     for index, entry in enumerate(progress(data, total=len(data), desc=f"parse {path.name}")):
         try:
-            fact = fact_from_file_dict(entry, character_id=character_id, archived=archived)
+            fact = fact_from_file_dict(entry, character_id=UNBOUND_CHARACTER, archived=archived)
         except (ValueError, TypeError) as exc:
             label = entry.get("id") if isinstance(entry, dict) else None
             raise MalformedFile(path, str(exc), entry=f"#{index}" + (f" ({label})" if label else "")) from exc
@@ -75,73 +74,72 @@ def _existing(*, character_id: int, fact_ids: list[str]) -> dict[str, Fact]:
     return {f.fact_id: f for f in facts.iterator(chunk_size=BATCH)}
 
 
-def _import(character: Character, path: Path, *, archived: bool) -> ImportResult:
-    incoming = _parse(path, character_id=character.pk, archived=archived)
-    created = updated = unchanged = 0
+def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> ImportResult:
     now = timezone.now()
-    with transaction.atomic():
-        stop_names = lock_character(character.pk).stop_names
-        existing = _existing(character_id=character.pk, fact_ids=list(incoming))
-        new: list[Fact] = []
-        changed: list[Fact] = []
-        retokenize: list[Fact] = []
-        for fact_id, fact in incoming.items():
-            current = existing.get(fact_id)
-            if current is None:
-                fact.archived_at = now if fact.archived else None
-                new.append(fact)
-                continue
-            _keep_one_way(fact, current)
-            if all(getattr(fact, name) == getattr(current, name) for name in _FIELDS):
-                unchanged += 1
-                continue
-            if fact.text != current.text:
-                retokenize.append(current)
-            for name in _FIELDS:
-                setattr(current, name, getattr(fact, name))
-            current.archived_at = current.archived_at or (now if current.archived else None)
-            current.updated_at = now
-            changed.append(current)
-        # The near-duplicate index is filled in bulk here, so the first store after an import
-        # does not have to tokenise the whole character.
-        facts_tokenize(progress(new, total=len(new), desc=f"index {path.name}"), stop_names=stop_names)
-        facts_tokenize(retokenize, stop_names=stop_names)
-        Fact.objects.bulk_create(new, batch_size=BATCH)
-        Fact.objects.bulk_update(
-            changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
-        )
-        for i in range(0, len(retokenize), 900):
-            FactToken.objects.filter(fact__in=[f.pk for f in retokenize[i : i + 900]]).delete()
-        facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
-        created, updated = len(new), len(changed)
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    existing = _existing(character_id=character.pk, fact_ids=list(incoming))
+    new: list[Fact] = []
+    changed: list[Fact] = []
+    retokenize: list[Fact] = []
+    unchanged = 0
+    for fact_id, fact in incoming.items():
+        fact.character_id = character.pk
+        current = existing.get(fact_id)
+        if current is None:
+            fact.archived_at = now if fact.archived else None
+            new.append(fact)
+            continue
+        _keep_one_way(fact, current)
+        if all(getattr(fact, name) == getattr(current, name) for name in _FIELDS):
+            unchanged += 1
+            continue
+        if fact.text != current.text:
+            retokenize.append(current)
+        for name in _FIELDS:
+            setattr(current, name, getattr(fact, name))
+        current.archived_at = current.archived_at or (now if current.archived else None)
+        current.updated_at = now
+        changed.append(current)
+    # The near-duplicate index is filled in bulk here, so the first store after an import
+    # does not have to tokenise the whole character.
+    stop_names = character.stop_names
+    facts_tokenize(progress(new, total=len(new), desc=f"index {label}"), stop_names=stop_names)
+    facts_tokenize(retokenize, stop_names=stop_names)
+    Fact.objects.bulk_create(new, batch_size=BATCH)
+    Fact.objects.bulk_update(
+        changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
+    )
+    for i in range(0, len(retokenize), 900):
+        FactToken.objects.filter(fact__in=[f.pk for f in retokenize[i : i + 900]]).delete()
+    facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
+    return ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
 
 
-def _export(character: Character, path: Path, *, archived: bool) -> int:
+def _export(character: Character, path: Path, *, archived: bool) -> int | None:
     facts = Fact.objects.filter(character_id=character.pk, archived=archived).order_by("pk")
     total = facts.count()
     # pk order is insertion order, so an imported file comes back in its own order.
     records: list[dict[str, Any]] = [
         fact_to_file_dict(f) for f in progress(facts.iterator(chunk_size=BATCH), total=total, desc=path.name)
     ]
-    write_json(path, records)
-    return len(records)
+    return write_records(path, records)
 
 
 register_file_handler(
     FileHandler(
         filename="facts.json",
         order=30,
-        importer=lambda c, p: _import(c, p, archived=False),
-        exporter=lambda c, p: _export(c, p, archived=False),
+        read=lambda p: _parse(p, archived=False),
+        write=lambda c, facts: _write(c, facts, label="facts.json"),
+        export=lambda c, p: _export(c, p, archived=False),
     )
 )
 register_file_handler(
     FileHandler(
         filename="facts_archive.json",
         order=31,
-        importer=lambda c, p: _import(c, p, archived=True),
-        exporter=lambda c, p: _export(c, p, archived=True),
+        read=lambda p: _parse(p, archived=True),
+        write=lambda c, facts: _write(c, facts, label="facts_archive.json"),
+        export=lambda c, p: _export(c, p, archived=True),
     )
 )
 
@@ -177,7 +175,7 @@ def pair_to_file_dict(pair: FactDedupPair) -> dict[str, Any]:
     }
 
 
-def _pair_from_file_dict(entry: Any, *, character_id: int) -> FactDedupPair:
+def _pair_from_file_dict(entry: Any) -> FactDedupPair:
     """An unsaved pending pair (fact keys not yet resolved); raises ValueError naming the bad field."""
     if not isinstance(entry, dict):
         raise ValueError(f"expected an object, got {type(entry).__name__}")
@@ -199,7 +197,7 @@ def _pair_from_file_dict(entry: Any, *, character_id: int) -> FactDedupPair:
     if queued_at is None:
         raise ValueError("missing 'queued_at'")
     return FactDedupPair(
-        character_id=character_id,
+        character_id=UNBOUND_CHARACTER,
         candidate_fact_id=entry["candidate_id"],
         existing_fact_id=entry["existing_id"],
         candidate_text=entry["candidate_text"],
@@ -218,14 +216,14 @@ def _pair_key(candidate_id: str, existing_id: str) -> frozenset[str]:
     return frozenset((candidate_id, existing_id))
 
 
-def _parse_pairs(path: Path, *, character_id: int) -> dict[frozenset[str], FactDedupPair]:
+def _parse_pairs(path: Path) -> dict[frozenset[str], FactDedupPair]:
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedFile(path, f"expected a JSON list of pairs, got {type(data).__name__}")
     parsed: dict[frozenset[str], FactDedupPair] = {}
     for index, entry in enumerate(data):
         try:
-            pair = _pair_from_file_dict(entry, character_id=character_id)
+            pair = _pair_from_file_dict(entry)
         except (ValueError, TypeError) as exc:
             label = None
             if isinstance(entry, dict) and isinstance(entry.get("candidate_id"), str):
@@ -235,52 +233,53 @@ def _parse_pairs(path: Path, *, character_id: int) -> dict[frozenset[str], FactD
     return parsed
 
 
-def _import_pairs(character: Character, path: Path) -> ImportResult:
+def _write_pairs(character: Character, incoming: dict[frozenset[str], FactDedupPair]) -> ImportResult:
     """Pending pairs only. A pair already known (either direction, any status) is not re-queued: a
     decided pair stays decided; a pending one takes the file's values. A fact id the character does not
     hold leaves that side's key null, and arbitration closes the pair as ``fact_gone``."""
-    incoming = _parse_pairs(path, character_id=character.pk)
-    created = updated = unchanged = 0
-    with transaction.atomic():
-        lock_character(character.pk)
-        fact_ids = {
-            fid for pair in incoming.values() for fid in (pair.candidate_fact_id, pair.existing_fact_id)
-        }
-        pks = dict(
-            Fact.objects.filter(character_id=character.pk, fact_id__in=fact_ids).values_list("fact_id", "pk")
-        )
-        known = {
-            _pair_key(p.candidate_fact_id, p.existing_fact_id): p
-            for p in FactDedupPair.objects.filter(character_id=character.pk)
-        }
-        new: list[FactDedupPair] = []
-        changed: list[FactDedupPair] = []
-        for key, pair in incoming.items():
-            current = known.get(key)
-            if current is None:
-                pair.candidate_id = pks.get(pair.candidate_fact_id)
-                pair.existing_id = pks.get(pair.existing_fact_id)
-                new.append(pair)
-            elif current.status != FactDedupPair.Status.PENDING or all(
-                getattr(current, name) == getattr(pair, name) for name in _PAIR_FIELDS
-            ):
-                unchanged += 1
-            else:
-                for name in _PAIR_FIELDS:
-                    setattr(current, name, getattr(pair, name))
-                changed.append(current)
-        FactDedupPair.objects.bulk_create(new, batch_size=BATCH)
-        FactDedupPair.objects.bulk_update(changed, list(_PAIR_FIELDS), batch_size=BATCH)
-        created, updated = len(new), len(changed)
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    unchanged = 0
+    fact_ids = {fid for pair in incoming.values() for fid in (pair.candidate_fact_id, pair.existing_fact_id)}
+    pks = dict(
+        Fact.objects.filter(character_id=character.pk, fact_id__in=fact_ids).values_list("fact_id", "pk")
+    )
+    known = {
+        _pair_key(p.candidate_fact_id, p.existing_fact_id): p
+        for p in FactDedupPair.objects.filter(character_id=character.pk)
+    }
+    new: list[FactDedupPair] = []
+    changed: list[FactDedupPair] = []
+    for key, pair in incoming.items():
+        current = known.get(key)
+        if current is None:
+            pair.character_id = character.pk
+            pair.candidate_id = pks.get(pair.candidate_fact_id)
+            pair.existing_id = pks.get(pair.existing_fact_id)
+            new.append(pair)
+        elif current.status != FactDedupPair.Status.PENDING or all(
+            getattr(current, name) == getattr(pair, name) for name in _PAIR_FIELDS
+        ):
+            unchanged += 1
+        else:
+            for name in _PAIR_FIELDS:
+                setattr(current, name, getattr(pair, name))
+            changed.append(current)
+    FactDedupPair.objects.bulk_create(new, batch_size=BATCH)
+    FactDedupPair.objects.bulk_update(changed, list(_PAIR_FIELDS), batch_size=BATCH)
+    return ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
 
 
-def _export_pairs(character: Character, path: Path) -> int:
-    records = [pair_to_file_dict(p) for p in dedup_pairs_for_export(character_id=character.pk)]
-    write_json(path, records)
-    return len(records)
+def _export_pairs(character: Character, path: Path) -> int | None:
+    return write_records(
+        path, [pair_to_file_dict(p) for p in dedup_pairs_for_export(character_id=character.pk)]
+    )
 
 
 register_file_handler(
-    FileHandler(filename="facts_pending_dedup.json", order=32, importer=_import_pairs, exporter=_export_pairs)
+    FileHandler(
+        filename="facts_pending_dedup.json",
+        order=32,
+        read=_parse_pairs,
+        write=_write_pairs,
+        export=_export_pairs,
+    )
 )

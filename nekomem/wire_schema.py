@@ -252,6 +252,17 @@ WIRE_PATHS: dict[str, Json] = {
             secret=True,
         )
     },
+    "/release_character/{name}": {
+        "post": _operation(
+            "wire_release_character",
+            "Before a rename or delete: cancel the character's derived background work",
+            {
+                "200": _json("LifecycleAnswer", "{status: success, character_name, cancelled_derived_tasks}"),
+                "400": _json("LifecycleAnswer", "{status: error, character_name, message}: invalid name"),
+                "409": _json("Blocked", "storage not ready (restricted mode)"),
+            },
+        )
+    },
     "/internal/storage/startup/block": {
         "post": _operation(
             "wire_storage_block",

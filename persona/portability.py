@@ -12,19 +12,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
+    UNBOUND_CHARACTER,
     FileHandler,
     ImportResult,
     MalformedFile,
     read_json,
     register_file_handler,
+    rows_upsert,
     write_json,
+    write_records,
 )
 from persona.models import PersonaArchiveShard, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.selectors import persona_corrections_list, persona_file_view, persona_in_shards, persona_state
@@ -53,9 +54,7 @@ def _v1_migrated(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _parse_persona(
-    path: Path, data: Any, *, character_id: int
-) -> tuple[list[PersonaSection], list[PersonaEntry]]:
+def _parse_persona(path: Path, data: Any) -> tuple[list[PersonaSection], list[PersonaEntry]]:
     if not isinstance(data, dict):
         raise MalformedFile(path, f"expected a JSON object of sections, got {type(data).__name__}")
     sections: list[PersonaSection] = []
@@ -68,14 +67,18 @@ def _parse_persona(
             raise MalformedFile(path, f"section {key!r}: 'facts' must be a list")
         if key == META_SECTION:
             # Migration markers, kept verbatim (they are not memories).
-            sections.append(PersonaSection(character_id=character_id, key=key, position=position, extra=body))
+            sections.append(
+                PersonaSection(character_id=UNBOUND_CHARACTER, key=key, position=position, extra=body)
+            )
             continue
         extra = {k: v for k, v in body.items() if k != "facts"}
-        sections.append(PersonaSection(character_id=character_id, key=key, position=position, extra=extra))
+        sections.append(
+            PersonaSection(character_id=UNBOUND_CHARACTER, key=key, position=position, extra=extra)
+        )
         for index, raw in enumerate(facts):
             try:
                 entries.append(
-                    entry_from_file_dict(raw, character_id=character_id, section=key, position=index)
+                    entry_from_file_dict(raw, character_id=UNBOUND_CHARACTER, section=key, position=index)
                 )
             except (ValueError, TypeError) as exc:
                 label = raw.get("id") if isinstance(raw, dict) else None
@@ -85,29 +88,10 @@ def _parse_persona(
     return sections, entries
 
 
-def _upsert_entries(character_id: int, incoming: list[PersonaEntry]) -> tuple[int, int, int]:
-    existing = {
-        e.entry_id: e
-        for e in PersonaEntry.objects.filter(
-            character_id=character_id, entry_id__in=[e.entry_id for e in incoming]
-        )
-    }
-    new, changed, unchanged = [], [], 0
-    for entry in incoming:
-        current = existing.get(entry.entry_id)
-        if current is None:
-            new.append(entry)
-            existing[entry.entry_id] = entry
-            continue
-        if all(getattr(current, f) == getattr(entry, f) for f in MODEL_FIELDS):
-            unchanged += 1
-            continue
-        for f in MODEL_FIELDS:
-            setattr(current, f, getattr(entry, f))
-        changed.append(current)
-    PersonaEntry.objects.bulk_create(new, batch_size=1000)
-    PersonaEntry.objects.bulk_update(changed, list(MODEL_FIELDS), batch_size=1000)
-    return len(new), len(changed), unchanged
+def _upsert_entries(character: Character, incoming: list[PersonaEntry]) -> ImportResult:
+    return rows_upsert(
+        PersonaEntry, character=character, incoming=incoming, key="entry_id", fields=MODEL_FIELDS
+    )
 
 
 def _mark_card_current(character: Character) -> None:
@@ -118,26 +102,38 @@ def _mark_card_current(character: Character) -> None:
         state.save(update_fields=["card_sha256"])
 
 
-def import_persona(character: Character, path: Path) -> ImportResult:
-    sections, entries = _parse_persona(path, read_json(path), character_id=character.pk)
-    with transaction.atomic():
-        lock_character(character.pk)
-        for section in sections:
-            PersonaSection.objects.update_or_create(
-                character_id=character.pk,
-                key=section.key,
-                defaults={"position": section.position, "extra": section.extra},
-            )
-        created, updated, unchanged = _upsert_entries(character.pk, entries)
-        _mark_card_current(character)
+def read_persona(path: Path) -> tuple[list[PersonaSection], list[PersonaEntry]]:
+    return _parse_persona(path, read_json(path))
+
+
+def write_persona(
+    character: Character, parsed: tuple[list[PersonaSection], list[PersonaEntry]]
+) -> ImportResult:
+    sections, entries = parsed
+    # Sections count as rows too: their order and a scoped section's display name are in the file.
+    written = _upsert_entries(character, entries)
+    created, updated, unchanged = written.created, written.updated, written.unchanged
+    for section in sections:
+        current = PersonaSection.objects.filter(character_id=character.pk, key=section.key).first()
+        if current is None:
+            section.character_id = character.pk
+            section.save()
+            created += 1
+        elif (current.position, current.extra) != (section.position, section.extra):
+            current.position, current.extra = section.position, section.extra
+            current.save(update_fields=["position", "extra"])
+            updated += 1
+        else:
+            unchanged += 1
+    _mark_card_current(character)
     return ImportResult(created=created, updated=updated, unchanged=unchanged)
 
 
-def export_persona(character: Character, path: Path) -> int:
+def export_persona(character: Character, path: Path) -> int | None:
     view = persona_file_view(character_id=character.pk)
     count = sum(len(body.get("facts") or []) for key, body in view.items() if key != META_SECTION)
     if not count and not path.exists():
-        return 0
+        return None
     write_json(path, view)
     return count
 
@@ -145,7 +141,7 @@ def export_persona(character: Character, path: Path) -> int:
 # --- persona_archive/ --------------------------------------------------------------------------------------
 
 
-def import_archive(character: Character, folder: Path) -> ImportResult:
+def read_archive(folder: Path) -> list[PersonaEntry]:
     if not folder.is_dir():
         raise MalformedFile(folder, "expected a directory of shard files")
     incoming: list[PersonaEntry] = []
@@ -157,17 +153,19 @@ def import_archive(character: Character, folder: Path) -> ImportResult:
             section = raw.get("entity") if isinstance(raw, dict) else None
             try:
                 entry = entry_from_file_dict(
-                    raw, character_id=character.pk, section=str(section or "master"), position=index
+                    raw, character_id=UNBOUND_CHARACTER, section=str(section or "master"), position=index
                 )
             except (ValueError, TypeError) as exc:
                 raise MalformedFile(shard_path, str(exc), entry=f"#{index}") from exc
             entry.archive_shard_path = entry.archive_shard_path or shard_path.name
             incoming.append(entry)
-    with transaction.atomic():
-        lock_character(character.pk)
-        created, updated, unchanged = _upsert_entries(character.pk, incoming)
-        _shards_recount(character_id=character.pk)
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    return incoming
+
+
+def write_archive(character: Character, incoming: list[PersonaEntry]) -> ImportResult:
+    result = _upsert_entries(character, incoming)
+    _shards_recount(character_id=character.pk)
+    return result
 
 
 def _shard_date(name: str) -> datetime:
@@ -193,9 +191,12 @@ def _shards_recount(*, character_id: int) -> None:
             PersonaArchiveShard.objects.filter(pk=shard.pk).update(size=n)
 
 
-def export_archive(character: Character, folder: Path) -> int:
+def export_archive(character: Character, folder: Path) -> int | None:
+    shards = persona_in_shards(character_id=character.pk)
+    if not shards:
+        return None
     written = 0
-    for path, entries in persona_in_shards(character_id=character.pk).items():
+    for path, entries in shards.items():
         records = []
         for entry in entries:
             record = entry_to_file_dict(entry)
@@ -225,7 +226,7 @@ def correction_to_file_dict(correction: PersonaCorrection) -> dict[str, Any]:
     return record
 
 
-def _correction_from_file_dict(raw: Any, *, character_id: int) -> PersonaCorrection:
+def _correction_from_file_dict(raw: Any) -> PersonaCorrection:
     if not isinstance(raw, dict):
         raise ValueError(f"expected an object, got {type(raw).__name__}")
     for key in ("old_text", "new_text", "entity"):
@@ -239,7 +240,7 @@ def _correction_from_file_dict(raw: Any, *, character_id: int) -> PersonaCorrect
         extra["resolve_attempts"] = 0  # spelled out in the file: written back the same way
     created_at = parse_iso(raw.get("created_at")) or timezone.now()
     return PersonaCorrection(
-        character_id=character_id,
+        character_id=UNBOUND_CHARACTER,
         old_text=raw["old_text"],
         new_text=raw["new_text"],
         entity=raw["entity"],
@@ -250,86 +251,76 @@ def _correction_from_file_dict(raw: Any, *, character_id: int) -> PersonaCorrect
     )
 
 
-def import_corrections(character: Character, path: Path) -> ImportResult:
+def read_corrections(path: Path) -> list[PersonaCorrection]:
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedFile(path, f"expected a JSON list, got {type(data).__name__}")
     incoming = []
     for index, raw in enumerate(data):
         try:
-            incoming.append(_correction_from_file_dict(raw, character_id=character.pk))
+            incoming.append(_correction_from_file_dict(raw))
         except (ValueError, TypeError) as exc:
             raise MalformedFile(path, str(exc), entry=f"#{index}") from exc
+    return incoming
+
+
+def write_corrections(character: Character, incoming: list[PersonaCorrection]) -> ImportResult:
     created = unchanged = updated = 0
-    with transaction.atomic():
-        lock_character(character.pk)
-        known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk)}
-        for row in incoming:
-            current = known.get(row.dedup_key)
-            if current is None:
-                row.save()
-                known[row.dedup_key] = row
-                created += 1
-            elif current.resolve_attempts == row.resolve_attempts and current.extra == row.extra:
-                unchanged += 1
-            else:
-                current.resolve_attempts, current.extra = row.resolve_attempts, row.extra
-                current.save(update_fields=["resolve_attempts", "extra"])
-                updated += 1
+    known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk)}
+    for row in incoming:
+        current = known.get(row.dedup_key)
+        if current is None:
+            row.character_id = character.pk
+            row.save()
+            known[row.dedup_key] = row
+            created += 1
+        elif current.resolve_attempts == row.resolve_attempts and current.extra == row.extra:
+            unchanged += 1
+        else:
+            current.resolve_attempts, current.extra = row.resolve_attempts, row.extra
+            current.save(update_fields=["resolve_attempts", "extra"])
+            updated += 1
     return ImportResult(created=created, updated=updated, unchanged=unchanged)
 
 
-def export_corrections(character: Character, path: Path) -> int:
-    records = [correction_to_file_dict(c) for c in persona_corrections_list(character_id=character.pk)]
-    if not records and not path.exists():
-        return 0
-    write_json(path, records)
-    return len(records)
+def export_corrections(character: Character, path: Path) -> int | None:
+    return write_records(
+        path, [correction_to_file_dict(c) for c in persona_corrections_list(character_id=character.pk)]
+    )
 
 
 # --- settings.json (legacy) --------------------------------------------------------------------------------
 
 
-def import_settings(character: Character, path: Path) -> ImportResult:
+def read_settings(path: Path) -> dict[str, Any]:
     data = read_json(path)
     if not isinstance(data, dict):
         raise MalformedFile(path, f"expected a JSON object, got {type(data).__name__}")
-    with transaction.atomic():
-        lock_character(character.pk)
-        state, created = PersonaState.objects.get_or_create(character=character)
-        if state.legacy_settings == data:
-            return ImportResult(unchanged=1)
-        state.legacy_settings = data
-        # A directory that already has a persona was migrated by the original (ensure_persona).
-        state.legacy_migrated = (
-            state.legacy_migrated or PersonaEntry.objects.filter(character=character).exists()
-        )
-        state.save(update_fields=["legacy_settings", "legacy_migrated"])
+    return data
+
+
+def write_settings(character: Character, data: dict[str, Any]) -> ImportResult:
+    state, created = PersonaState.objects.get_or_create(character=character)
+    if state.legacy_settings == data:
+        return ImportResult(unchanged=1)
+    state.legacy_settings = data
+    # A directory that already has a persona was migrated by the original (ensure_persona).
+    state.legacy_migrated = state.legacy_migrated or PersonaEntry.objects.filter(character=character).exists()
+    state.save(update_fields=["legacy_settings", "legacy_migrated"])
     return ImportResult(created=1 if created else 0, updated=0 if created else 1)
 
 
-def export_settings(character: Character, path: Path) -> int:
+def export_settings(character: Character, path: Path) -> int | None:
     state = persona_state(character_id=character.pk)
     if state is None or state.legacy_settings is None:
-        return 0
+        return None
     write_json(path, state.legacy_settings)
     return 1
 
 
+register_file_handler(FileHandler("persona.json", 50, read_persona, write_persona, export_persona))
+register_file_handler(FileHandler(ARCHIVE_DIR, 51, read_archive, write_archive, export_archive))
 register_file_handler(
-    FileHandler(filename="persona.json", order=50, importer=import_persona, exporter=export_persona)
+    FileHandler("persona_corrections.json", 52, read_corrections, write_corrections, export_corrections)
 )
-register_file_handler(
-    FileHandler(filename=ARCHIVE_DIR, order=51, importer=import_archive, exporter=export_archive)
-)
-register_file_handler(
-    FileHandler(
-        filename="persona_corrections.json",
-        order=52,
-        importer=import_corrections,
-        exporter=export_corrections,
-    )
-)
-register_file_handler(
-    FileHandler(filename="settings.json", order=53, importer=import_settings, exporter=export_settings)
-)
+register_file_handler(FileHandler("settings.json", 53, read_settings, write_settings, export_settings))

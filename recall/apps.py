@@ -12,6 +12,10 @@ class RecallConfig(AppConfig):
 
         process_cache_register("recall_indexes", index_cache.clear)
 
+        from nekomem.characters.services import register_character_forget
+
+        register_character_forget("recall_indexes", index_cache.character_forget)
+
         from nekomem.runtime.warmups import register_warm_up
         from recall.index_cache import recall_indexes_warm_up
 

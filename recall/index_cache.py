@@ -34,7 +34,7 @@ from recall.selectors import (
     recall_pools,
     recent_recall_characters,
 )
-from recall.snapshots import snapshot_path, snapshot_read, snapshot_write
+from recall.snapshots import snapshot_path, snapshot_read, snapshot_write, snapshots_remove
 
 logger = logging.getLogger(__name__)
 
@@ -371,3 +371,10 @@ def clear() -> None:
     """Forget every cached index (tests; a restart does the same)."""
     with _lock:
         _cache.clear()
+
+
+def character_forget(character_id: int) -> None:
+    """The character was renamed or deleted: drop its index here and the ones saved on disk."""
+    with _lock:
+        _cache.pop(character_id, None)
+    snapshots_remove(character_id=character_id)

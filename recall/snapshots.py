@@ -30,15 +30,33 @@ FORMAT = 1  # bump when the index's layout changes: older files are then ignored
 def snapshot_path(
     *, character_id: int, incarnation: str, model_id: str | None, stop_names: tuple[str, ...]
 ) -> Path | None:
+    folder = _database_folder()
+    if folder is None:
+        return None
+    what = "\0".join((str(FORMAT), incarnation, model_id or "", *stop_names))
+    digest = hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return folder / f"{character_id}-{digest}.pickle"
+
+
+def _database_folder() -> Path | None:
     root = getattr(settings, "RECALL_SNAPSHOT_DIR", "")
     if not root:
         return None
     db = connection.settings_dict
     where = "\0".join(str(db.get(k) or "") for k in ("ENGINE", "NAME", "HOST", "PORT"))
-    what = "\0".join((str(FORMAT), incarnation, model_id or "", *stop_names))
-    digest = hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    database = hashlib.sha256(where.encode()).hexdigest()[:12]
-    return Path(root) / database / f"{character_id}-{digest}.pickle"
+    return Path(root) / hashlib.sha256(where.encode()).hexdigest()[:12]
+
+
+def snapshots_remove(*, character_id: int) -> int:
+    """Delete every saved index of the character (renamed: its stop names changed; or deleted)."""
+    folder = _database_folder()
+    if folder is None:
+        return 0
+    removed = 0
+    for path in folder.glob(f"{character_id}-*.pickle"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def snapshot_write(path: Path, *, version: int, index: RecallIndex) -> None:

@@ -14,10 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
     FileHandler,
@@ -27,7 +25,9 @@ from nekomem.portability import (
     read_json,
     register_file_handler,
     write_json,
+    write_records,
 )
+from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.models import RawMessage, RecentMessage, RecentMeta
 from recent.services import recent_messages_append
 
@@ -61,7 +61,7 @@ def _check_message(message: Any) -> dict[str, Any]:
 # --- recent.json --------------------------------------------------------------------------------------
 
 
-def recent_import(character: Character, path: Path) -> ImportResult:
+def recent_read(path: Path) -> list[dict[str, Any]]:
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedFile(path, f"expected a JSON list of messages, got {type(data).__name__}")
@@ -70,51 +70,55 @@ def recent_import(character: Character, path: Path) -> ImportResult:
             _check_message(message)
         except ValueError as exc:
             raise MalformedFile(path, str(exc), entry=f"#{index}") from exc
-    with transaction.atomic():
-        lock_character(character.pk)
-        current = [
-            m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")
-        ]
-        if current == data:
-            return ImportResult(unchanged=len(data))
-        # The file is the window: it replaces whatever window the character had.
-        RecentMessage.objects.filter(character=character).delete()
-        recent_messages_append(character_id=character.pk, messages=data)
+    return data
+
+
+def recent_write(character: Character, data: list[dict[str, Any]]) -> ImportResult:
+    current = [
+        m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")
+    ]
+    if current == data:
+        return ImportResult(unchanged=len(data))
+    # The file is the window: it replaces whatever window the character had, and a review in flight
+    # was computed from the old one.
+    recent_job_cancel(character_id=character.pk, kind=REVIEW_JOB)
+    RecentMessage.objects.filter(character=character).delete()
+    recent_messages_append(character_id=character.pk, messages=data)
     return ImportResult(created=len(data))
 
 
-def recent_export(character: Character, path: Path) -> int:
+def recent_export(character: Character, path: Path) -> int | None:
     rows = [m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")]
-    write_json(path, rows)
-    return len(rows)
+    return write_records(path, rows)
 
 
 # --- recent_meta.json ---------------------------------------------------------------------------------
 
 
-def recent_meta_import(character: Character, path: Path) -> ImportResult:
+def recent_meta_read(path: Path) -> datetime | None:
     data = read_json(path)
     if not isinstance(data, dict):
         raise MalformedFile(path, f"expected a JSON object, got {type(data).__name__}")
     raw = data.get("last_past_block_update_at", data.get("last_summary_at"))  # older key still read
     try:
-        anchor = _aware(raw) if raw is not None else None
+        return _aware(raw) if raw is not None else None
     except ValueError as exc:
         raise MalformedFile(path, str(exc), entry="last_past_block_update_at") from exc
-    with transaction.atomic():
-        lock_character(character.pk)
-        meta, created = RecentMeta.objects.get_or_create(character=character)
-        if not created and meta.last_past_block_update_at == anchor:
-            return ImportResult(unchanged=1)
-        meta.last_past_block_update_at = anchor
-        meta.save()
+
+
+def recent_meta_write(character: Character, anchor: datetime | None) -> ImportResult:
+    meta, created = RecentMeta.objects.get_or_create(character=character)
+    if not created and meta.last_past_block_update_at == anchor:
+        return ImportResult(unchanged=1)
+    meta.last_past_block_update_at = anchor
+    meta.save()
     return ImportResult(created=1 if created else 0, updated=0 if created else 1)
 
 
-def recent_meta_export(character: Character, path: Path) -> int:
+def recent_meta_export(character: Character, path: Path) -> int | None:
     meta = RecentMeta.objects.filter(character=character).first()
     if meta is None:
-        return 0
+        return None
     anchor = meta.last_past_block_update_at
     write_json(path, {"last_past_block_update_at": _naive_local(anchor).isoformat() if anchor else None})
     return 1
@@ -125,7 +129,7 @@ def recent_meta_export(character: Character, path: Path) -> int:
 _RowKey = tuple[str, str, datetime]
 
 
-def _read_time_indexed(path: Path) -> list[_RowKey]:
+def time_indexed_read(path: Path) -> list[_RowKey]:
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -150,28 +154,25 @@ def _read_time_indexed(path: Path) -> list[_RowKey]:
     return parsed
 
 
-def time_indexed_import(character: Character, path: Path) -> ImportResult:
-    rows = _read_time_indexed(path)
-    with transaction.atomic():
-        lock_character(character.pk)
-        # A multiset, so two identical rows in the file stay two rows and a re-import adds none.
-        have = Counter(
-            RawMessage.objects.filter(character=character).values_list("session_id", "message", "timestamp")
-        )
-        new = []
-        for key in rows:
-            if have[key] > 0:
-                have[key] -= 1
-                continue
-            new.append(RawMessage(character=character, session_id=key[0], message=key[1], timestamp=key[2]))
-        RawMessage.objects.bulk_create(new, batch_size=BATCH)
+def time_indexed_write(character: Character, rows: list[_RowKey]) -> ImportResult:
+    # A multiset, so two identical rows in the file stay two rows and a re-import adds none.
+    have = Counter(
+        RawMessage.objects.filter(character=character).values_list("session_id", "message", "timestamp")
+    )
+    new = []
+    for key in rows:
+        if have[key] > 0:
+            have[key] -= 1
+            continue
+        new.append(RawMessage(character=character, session_id=key[0], message=key[1], timestamp=key[2]))
+    RawMessage.objects.bulk_create(new, batch_size=BATCH)
     return ImportResult(created=len(new), unchanged=len(rows) - len(new))
 
 
-def time_indexed_export(character: Character, path: Path) -> int:
+def time_indexed_export(character: Character, path: Path) -> int | None:
     rows = RawMessage.objects.filter(character=character).order_by("timestamp", "id")
     if not rows.exists():
-        return 0
+        return None
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.unlink(missing_ok=True)
     db = sqlite3.connect(tmp)
@@ -198,6 +199,10 @@ def time_indexed_export(character: Character, path: Path) -> int:
     return count
 
 
-register_file_handler(FileHandler("recent.json", 10, recent_import, recent_export))
-register_file_handler(FileHandler("recent_meta.json", 11, recent_meta_import, recent_meta_export))
-register_file_handler(FileHandler("time_indexed.db", 12, time_indexed_import, time_indexed_export))
+register_file_handler(FileHandler("recent.json", 10, recent_read, recent_write, recent_export))
+register_file_handler(
+    FileHandler("recent_meta.json", 11, recent_meta_read, recent_meta_write, recent_meta_export)
+)
+register_file_handler(
+    FileHandler("time_indexed.db", 12, time_indexed_read, time_indexed_write, time_indexed_export)
+)

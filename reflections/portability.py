@@ -1,5 +1,5 @@
-"""``reflections.json``, ``reflection_archive/`` and ``surfaced.json`` for the import/export commands
-(reference §2.7–2.9).
+"""``reflections.json``, ``reflection_archive/``, ``surfaced.json`` and ``cursors.json`` for import and
+export (reference §2.7–2.9, §2.12).
 
 Entries keep exactly what the files hold: raw reinforcement and disputation (never decayed), every
 stamp, the shard each archived entry lives in, and unknown keys. Importing the same directory twice
@@ -8,37 +8,40 @@ changes nothing.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count
 
-from facts.services import iso_local, parse_iso
-from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.portability import (
+    UNBOUND_CHARACTER,
     FileHandler,
     ImportResult,
     MalformedFile,
+    iso_local,
+    parse_iso,
     read_json,
     register_file_handler,
+    rows_upsert,
     write_json,
+    write_records,
 )
-from reflections.models import ArchiveShard, Reflection, SurfacedReflection
+from reflections.models import ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
 from reflections.selectors import reflections_in_file, reflections_in_shards, surfaced_list
 from reflections.services.records import MODEL_FIELDS, reflection_from_file_dict, reflection_to_file_dict
 
 ARCHIVE_DIR = "reflection_archive"
 
 
-def _parse(path: Path, data: Any, *, character_id: int, shard: str | None) -> list[Reflection]:
+def _parse(path: Path, data: Any, *, shard: str | None) -> list[Reflection]:
     if not isinstance(data, list):
         raise MalformedFile(path, f"expected a JSON list of reflections, got {type(data).__name__}")
     parsed: list[Reflection] = []
     for index, entry in enumerate(data):
         try:
-            reflection = reflection_from_file_dict(entry, character_id=character_id)
+            reflection = reflection_from_file_dict(entry, character_id=UNBOUND_CHARACTER)
         except (ValueError, TypeError) as exc:
             label = entry.get("id") if isinstance(entry, dict) else None
             raise MalformedFile(path, str(exc), entry=f"#{index}" + (f" ({label})" if label else "")) from exc
@@ -49,34 +52,11 @@ def _parse(path: Path, data: Any, *, character_id: int, shard: str | None) -> li
 
 
 def _upsert(character: Character, incoming: list[Reflection]) -> ImportResult:
-    created = updated = unchanged = 0
-    with transaction.atomic():
-        lock_character(character.pk)
-        existing = {
-            r.reflection_id: r
-            for r in Reflection.objects.filter(
-                character_id=character.pk, reflection_id__in=[r.reflection_id for r in incoming]
-            )
-        }
-        new: list[Reflection] = []
-        changed: list[Reflection] = []
-        for reflection in incoming:
-            current = existing.get(reflection.reflection_id)
-            if current is None:
-                new.append(reflection)
-                existing[reflection.reflection_id] = reflection
-                continue
-            if all(getattr(current, f) == getattr(reflection, f) for f in MODEL_FIELDS):
-                unchanged += 1
-                continue
-            for f in MODEL_FIELDS:
-                setattr(current, f, getattr(reflection, f))
-            changed.append(current)
-        Reflection.objects.bulk_create(new, batch_size=1000)
-        Reflection.objects.bulk_update(changed, list(MODEL_FIELDS), batch_size=1000)
-        _shards_recount(character_id=character.pk)
-        created, updated = len(new), len(changed)
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    result = rows_upsert(
+        Reflection, character=character, incoming=incoming, key="reflection_id", fields=MODEL_FIELDS
+    )
+    _shards_recount(character_id=character.pk)
+    return result
 
 
 def _shard_file_name(path: str) -> str:
@@ -112,31 +92,29 @@ def _shard_date(name: str) -> Any:
         return timezone.now()
 
 
-def import_reflections(character: Character, path: Path) -> ImportResult:
-    return _upsert(character, _parse(path, read_json(path), character_id=character.pk, shard=None))
+def read_reflections(path: Path) -> list[Reflection]:
+    return _parse(path, read_json(path), shard=None)
 
 
-def export_reflections(character: Character, path: Path) -> int:
-    records = [reflection_to_file_dict(r) for r in reflections_in_file(character_id=character.pk)]
-    if not records and not path.exists():
-        return 0
-    write_json(path, records)
-    return len(records)
+def export_reflections(character: Character, path: Path) -> int | None:
+    return write_records(
+        path, [reflection_to_file_dict(r) for r in reflections_in_file(character_id=character.pk)]
+    )
 
 
-def import_archive(character: Character, folder: Path) -> ImportResult:
+def read_archive(folder: Path) -> list[Reflection]:
     if not folder.is_dir():
         raise MalformedFile(folder, "expected a directory of shard files")
     incoming: list[Reflection] = []
     for shard_path in sorted(folder.glob("*.json")):
-        incoming += _parse(
-            shard_path, read_json(shard_path), character_id=character.pk, shard=shard_path.name
-        )
-    return _upsert(character, incoming)
+        incoming += _parse(shard_path, read_json(shard_path), shard=shard_path.name)
+    return incoming
 
 
-def export_archive(character: Character, folder: Path) -> int:
+def export_archive(character: Character, folder: Path) -> int | None:
     shards = reflections_in_shards(character_id=character.pk)
+    if not shards:
+        return None
     written = 0
     for path, reflections in shards.items():
         write_json(folder / _shard_file_name(path), [reflection_to_file_dict(r) for r in reflections])
@@ -156,7 +134,7 @@ def surfaced_to_file_dict(entry: SurfacedReflection) -> dict[str, Any]:
     }
 
 
-def _surfaced_from_file_dict(entry: Any, *, character_id: int) -> SurfacedReflection:
+def _surfaced_from_file_dict(entry: Any) -> SurfacedReflection:
     if not isinstance(entry, dict):
         raise ValueError(f"expected an object, got {type(entry).__name__}")
     rid, text = entry.get("reflection_id"), entry.get("text")
@@ -171,55 +149,93 @@ def _surfaced_from_file_dict(entry: Any, *, character_id: int) -> SurfacedReflec
     if feedback is not None and feedback not in Reflection.Feedback.values:
         raise ValueError(f"unknown feedback {feedback!r}")
     return SurfacedReflection(
-        character_id=character_id, reflection_id=rid, text=text, surfaced_at=surfaced_at, feedback=feedback
+        character_id=UNBOUND_CHARACTER,
+        reflection_id=rid,
+        text=text,
+        surfaced_at=surfaced_at,
+        feedback=feedback,
     )
 
 
-def import_surfaced(character: Character, path: Path) -> ImportResult:
+def read_surfaced(path: Path) -> list[SurfacedReflection]:
     data = read_json(path)
     if not isinstance(data, list):
         raise MalformedFile(path, f"expected a JSON list, got {type(data).__name__}")
     incoming = []
     for index, entry in enumerate(data):
         try:
-            incoming.append(_surfaced_from_file_dict(entry, character_id=character.pk))
+            incoming.append(_surfaced_from_file_dict(entry))
         except (ValueError, TypeError) as exc:
             raise MalformedFile(path, str(exc), entry=f"#{index}") from exc
+    return incoming
+
+
+def write_surfaced(character: Character, incoming: list[SurfacedReflection]) -> ImportResult:
     created = updated = unchanged = 0
-    with transaction.atomic():
-        lock_character(character.pk)
-        known = {(s.reflection_id, s.surfaced_at): s for s in surfaced_list(character_id=character.pk)}
-        for row in incoming:
-            current = known.get((row.reflection_id, row.surfaced_at))
-            if current is None:
-                row.save()
-                known[(row.reflection_id, row.surfaced_at)] = row
-                created += 1
-            elif (current.text, current.feedback) == (row.text, row.feedback):
-                unchanged += 1
-            else:
-                current.text, current.feedback = row.text, row.feedback
-                current.save(update_fields=["text", "feedback"])
-                updated += 1
+    known = {(s.reflection_id, s.surfaced_at): s for s in surfaced_list(character_id=character.pk)}
+    for row in incoming:
+        current = known.get((row.reflection_id, row.surfaced_at))
+        if current is None:
+            row.character_id = character.pk
+            row.save()
+            known[(row.reflection_id, row.surfaced_at)] = row
+            created += 1
+        elif (current.text, current.feedback) == (row.text, row.feedback):
+            unchanged += 1
+        else:
+            current.text, current.feedback = row.text, row.feedback
+            current.save(update_fields=["text", "feedback"])
+            updated += 1
     return ImportResult(created=created, updated=updated, unchanged=unchanged)
 
 
-def export_surfaced(character: Character, path: Path) -> int:
-    records = [surfaced_to_file_dict(s) for s in surfaced_list(character_id=character.pk)]
-    if not records and not path.exists():
-        return 0
-    write_json(path, records)
-    return len(records)
+def export_surfaced(character: Character, path: Path) -> int | None:
+    return write_records(path, [surfaced_to_file_dict(s) for s in surfaced_list(character_id=character.pk)])
 
 
-register_file_handler(
-    FileHandler(
-        filename="reflections.json", order=40, importer=import_reflections, exporter=export_reflections
+# --- cursors.json (reference §2.12) ------------------------------------------------------------------------
+
+REBUTTAL_CURSOR = "rebuttal_checked_until"
+
+
+def read_cursors(path: Path) -> dict[str, datetime | None]:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise MalformedFile(path, f"expected a JSON object of cursors, got {type(data).__name__}")
+    cursors: dict[str, datetime | None] = {}
+    for key, value in data.items():
+        try:
+            cursors[key] = parse_iso(value)
+        except ValueError as exc:
+            raise MalformedFile(path, str(exc), entry=key) from exc
+    return cursors
+
+
+def write_cursors(character: Character, cursors: dict[str, datetime | None]) -> ImportResult:
+    """Only the rebuttal cursor is used (``extracted_until`` is reserved and unused in the original)."""
+    if REBUTTAL_CURSOR not in cursors:
+        return ImportResult()
+    until = cursors[REBUTTAL_CURSOR]
+    cursor, created = ReflectionCursor.objects.get_or_create(
+        character=character, defaults={"rebuttal_checked_until": until}
     )
-)
-register_file_handler(
-    FileHandler(filename=ARCHIVE_DIR, order=41, importer=import_archive, exporter=export_archive)
-)
-register_file_handler(
-    FileHandler(filename="surfaced.json", order=42, importer=import_surfaced, exporter=export_surfaced)
-)
+    if created:
+        return ImportResult(created=1)
+    if cursor.rebuttal_checked_until == until:
+        return ImportResult(unchanged=1)
+    ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=until)
+    return ImportResult(updated=1)
+
+
+def export_cursors(character: Character, path: Path) -> int | None:
+    cursor = ReflectionCursor.objects.filter(character=character).first()
+    if cursor is None or cursor.rebuttal_checked_until is None:
+        return None
+    write_json(path, {REBUTTAL_CURSOR: iso_local(cursor.rebuttal_checked_until)})
+    return 1
+
+
+register_file_handler(FileHandler("reflections.json", 40, read_reflections, _upsert, export_reflections))
+register_file_handler(FileHandler(ARCHIVE_DIR, 41, read_archive, _upsert, export_archive))
+register_file_handler(FileHandler("surfaced.json", 42, read_surfaced, write_surfaced, export_surfaced))
+register_file_handler(FileHandler("cursors.json", 43, read_cursors, write_cursors, export_cursors))

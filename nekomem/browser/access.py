@@ -9,10 +9,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def on_loopback(request: HttpRequest) -> bool:
@@ -26,7 +27,7 @@ def browser_page(view: View) -> View:
     """Serve ``view`` on loopback, or off it to a signed-in staff user; send anyone else to the login."""
 
     @functools.wraps(view)
-    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         user = getattr(request, "user", None)
         if on_loopback(request) or (user is not None and user.is_authenticated and user.is_staff):
             return view(request, *args, **kwargs)

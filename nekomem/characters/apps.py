@@ -5,3 +5,8 @@ class CharactersConfig(AppConfig):
     name = "nekomem.characters"
     label = "characters"
     verbose_name = "Characters"
+
+    def ready(self) -> None:
+        from nekomem.characters import portability
+
+        portability.register()

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.apps import apps
 from django.db.models import QuerySet
 
 from nekomem.characters.models import Character
@@ -11,3 +14,63 @@ def character_get(*, name: str) -> Character | None:
 
 def character_list() -> QuerySet[Character]:
     return Character.objects.order_by("name")
+
+
+@dataclass(frozen=True)
+class RowCount:
+    what: str  # the model's name, e.g. "fact"
+    rows: int
+
+
+@dataclass(frozen=True)
+class LayerFootprint:
+    layer: str  # the app's label, e.g. "facts"
+    title: str  # its verbose name
+    counts: list[RowCount]
+
+    @property
+    def rows(self) -> int:
+        return sum(c.rows for c in self.counts)
+
+
+@dataclass(frozen=True)
+class CharacterFootprint:
+    layers: list[LayerFootprint]
+
+    @property
+    def total(self) -> int:
+        return sum(layer.rows for layer in self.layers)
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        return {layer.layer: {c.what: c.rows for c in layer.counts} for layer in self.layers}
+
+
+def character_footprint(*, character_id: int) -> CharacterFootprint:
+    """Every row that belongs to the character, counted per app and model (what a delete removes).
+
+    Found through the models' foreign keys to Character, so a layer's new table is counted without
+    this module knowing it (bookkeeping kept behind a hidden relation, like MemoryChange, is not).
+    """
+    layers: dict[str, list[RowCount]] = {}
+    for relation in Character._meta.related_objects:
+        model = relation.related_model
+        if not isinstance(model, type) or relation.many_to_many:
+            continue
+        rows = model._default_manager.filter(**{relation.field.name: character_id}).count()
+        if rows:
+            layers.setdefault(model._meta.app_label, []).append(
+                RowCount(what=str(model._meta.verbose_name), rows=rows)
+            )
+    return CharacterFootprint(
+        layers=[
+            LayerFootprint(layer=label, title=str(apps.get_app_config(label).verbose_name), counts=counts)
+            for label, counts in sorted(layers.items(), key=lambda item: _layer_order(item[0]))
+        ]
+    )
+
+
+_ORDER = ("recent", "facts", "reflections", "persona", "recall", "journal")
+
+
+def _layer_order(label: str) -> tuple[int, str]:
+    return (_ORDER.index(label) if label in _ORDER else len(_ORDER), label)

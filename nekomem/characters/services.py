@@ -1,13 +1,30 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from nekomem.characters.locks import lock_character, settled_transaction
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.names import validate_character_name
+from nekomem.characters.selectors import CharacterFootprint, character_footprint
+from nekomem.errors import Conflict
+from nekomem.journal.jobs import job_cancel, registered_job_kinds
+from nekomem.journal.models import Job
+
+logger = logging.getLogger(__name__)
+
+
+class CharacterNotFound(LookupError):
+    pass
+
+
+class CharacterNameTaken(Conflict):
+    """Another character already has the name (HTTP 409); nothing was changed."""
 
 
 def character_get_or_create(*, name: str) -> Character:
@@ -86,3 +103,100 @@ def character_memory_changed(
             )
             for key in keys or [None]
         )
+
+
+# --- rename and delete ----------------------------------------------------------------------------------
+
+# What a process keeps per character outside the database (a layer's caches, its files under var/):
+# each owner registers how to drop it (from its AppConfig.ready(); the kernel knows no layer).
+CharacterForget = Callable[[int], None]
+_forgetters: dict[str, CharacterForget] = {}
+
+
+def register_character_forget(name: str, forget: CharacterForget) -> None:
+    _forgetters[name] = forget
+
+
+def _forget_after_commit(*, character_id: int, names: Iterable[str]) -> None:
+    def forget() -> None:
+        for name in names:
+            character_id_forget(name=name)
+        for owner, drop in _forgetters.items():
+            try:
+                drop(character_id)
+            except Exception:  # a cache that cannot be dropped rebuilds itself; the change is made
+                logger.exception("forgetting character=%s in %s failed", character_id, owner)
+
+    transaction.on_commit(forget)
+
+
+def _existing(name: str) -> Character:
+    character = Character.objects.filter(name=name).first()
+    if character is None:
+        raise CharacterNotFound(f"no character named {name!r}")
+    return character
+
+
+def character_rename(*, name: str, new_name: str) -> Character:
+    """Give the character ``new_name`` (the original's ``update_catgirl_name``).
+
+    Every row of every layer belongs to the character by key, so its memory follows with the name
+    column; what is kept by name (the id cache, recall indexes built with the old name as a stop name,
+    renders that print it) is dropped. Raises ``InvalidCharacterName``, ``CharacterNotFound``, or
+    ``CharacterNameTaken`` (nothing changed).
+    """
+    validate_character_name(new_name)
+    character = _existing(name)
+    if new_name == name:
+        return character
+    with settled_transaction(character.pk):
+        lock_character(character.pk)
+        if Character.objects.filter(name=new_name).exists():
+            raise CharacterNameTaken(f"a character named {new_name!r} already exists")
+        try:
+            with transaction.atomic():
+                Character.objects.filter(pk=character.pk).update(name=new_name)
+        except IntegrityError as exc:  # created between the check and the update
+            raise CharacterNameTaken(f"a character named {new_name!r} already exists") from exc
+        # The name is in what recall and /new_dialog render: their caches key on the version.
+        character_memory_changed(character_id=character.pk)
+        _forget_after_commit(character_id=character.pk, names=(name, new_name))
+    logger.info("character renamed id=%s", character.pk)
+    return Character.objects.get(pk=character.pk)
+
+
+def character_delete(*, name: str) -> CharacterFootprint:
+    """Delete the character and every row of its memory; returns what was deleted, per layer."""
+    character = _existing(name)
+    with settled_transaction(character.pk):
+        lock_character(character.pk)
+        footprint = character_footprint(character_id=character.pk)
+        Character.objects.filter(pk=character.pk).delete()
+        _forget_after_commit(character_id=character.pk, names=(name,))
+    logger.info("character deleted id=%s rows=%d", character.pk, footprint.total)
+    return footprint
+
+
+@dataclass(frozen=True)
+class Released:
+    character_found: bool
+    cancelled_jobs: int
+
+
+def character_release(*, name: str) -> Released:
+    """``/release_character``: before a rename or delete, stop the character's derived background work
+    (the jobs its layers enqueue, such as a history review or a compression retry: the original's
+    review and compress tasks). Scheduled loops and the outbox are left alone: they key on the
+    character's id, not its name, and find a renamed character as it is."""
+    validate_character_name(name)
+    character = Character.objects.filter(name=name).first()
+    if character is None:
+        return Released(character_found=False, cancelled_jobs=0)
+    derived = [kind.kind for kind in registered_job_kinds() if not kind.run_by_schedule]
+    active = (
+        Job.objects.filter(character_id=character.pk, kind__in=derived, status__in=Job.ACTIVE)
+        .values_list("kind", "key")
+        .distinct()
+    )
+    cancelled = sum(job_cancel(character_id=character.pk, kind=kind, key=key) for kind, key in list(active))
+    return Released(character_found=True, cancelled_jobs=cancelled)

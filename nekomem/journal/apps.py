@@ -8,10 +8,11 @@ class JournalConfig(AppConfig):
 
     def ready(self) -> None:
         from nekomem.browser.registry import LayerPage, register_layer_page
-        from nekomem.journal import handlers
+        from nekomem.journal import handlers, portability
         from nekomem.journal.selectors import job_unfinished_count
 
         handlers.register()
+        portability.register()
         register_layer_page(
             LayerPage(
                 slug="jobs",

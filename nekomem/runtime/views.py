@@ -12,6 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from nekomem.characters.names import InvalidCharacterName
+from nekomem.characters.services import character_release
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
 from nekomem.runtime.middleware import blocked_response
 from nekomem.runtime.state import (
@@ -83,3 +85,20 @@ def reload(request: HttpRequest) -> HttpResponse:
         return json_error(str(exc), status=422, error_code="invalid_request")
     generation = storage_reload()
     return json_ok({"ok": True, "status": "reloaded", "generation": generation})
+
+
+@csrf_exempt
+@require_POST
+def release_character(request: HttpRequest, name: str) -> HttpResponse:
+    """Before a rename or delete (reference §1.5): cancel the character's derived background work.
+
+    There is no per-character database engine to dispose of here; ``hold_derived_task_admission`` is
+    accepted and has nothing to hold, since jobs belong to the character's id, not its name.
+    """
+    try:
+        released = character_release(name=name)
+    except InvalidCharacterName as exc:
+        return json_ok({"status": "error", "character_name": name, "message": str(exc)}, status=400)
+    return json_ok(
+        {"status": "success", "character_name": name, "cancelled_derived_tasks": released.cancelled_jobs}
+    )

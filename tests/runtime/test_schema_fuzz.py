@@ -69,6 +69,7 @@ def test_schema_describes_every_wire_route():
         "wire_cancel_correction",
         "wire_health",
         "wire_reload",
+        "wire_release_character",
         "wire_storage_block",
         "wire_storage_continue",
     } <= wire

@@ -8,10 +8,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nekomem.characters.models import Character
-from nekomem.portability import file_handlers
+from nekomem.portability import memory_export, progress, progress_bars
 
 
 class Command(BaseCommand):
+    verbosity = 1
+
+    def _say(self, line: str) -> None:
+        if self.verbosity >= 1:
+            self.stdout.write(line)
+
     help = "Export every character (or one) to ROOT/<name>/ in the original N.E.K.O. file shapes."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -19,15 +25,14 @@ class Command(BaseCommand):
         parser.add_argument("--character", help="only this character")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.verbosity = options["verbosity"]
         root: Path = options["root"]
         characters = Character.objects.order_by("name")
         if options.get("character"):
             characters = characters.filter(name=options["character"])
             if not characters.exists():
                 raise CommandError(f"no character named {options['character']!r}")
-        for character in characters:
-            folder = root / character.name
-            folder.mkdir(parents=True, exist_ok=True)
-            for handler in file_handlers():
-                written = handler.exporter(character, folder / handler.filename)
-                self.stdout.write(f"{character.name}/{handler.filename}: {written} entries")
+        with progress_bars():
+            for character in progress(characters, total=characters.count(), desc="characters"):
+                for written in memory_export(character=character, folder=root / character.name):
+                    self._say(f"{character.name}/{written.filename}: {written.entries} entries")

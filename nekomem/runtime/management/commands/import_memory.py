@@ -1,4 +1,4 @@
-"""``import_memory ROOT [--character NAME]``: bring original-layout memory directories in."""
+"""``import_memory ROOT [--character NAME [--as NEW_NAME]]``: bring original-layout directories in."""
 
 from __future__ import annotations
 
@@ -7,46 +7,56 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nekomem.characters.services import character_get_or_create, character_memory_changed
-from nekomem.portability import MalformedFile, file_handlers
+from nekomem.characters.names import InvalidCharacterName
+from nekomem.portability import ImportRefused, ImportSource, memory_import, progress_bars
 
 
 class Command(BaseCommand):
-    help = "Import ROOT/<name>/ directories in the original N.E.K.O. layout (idempotent)."
+    verbosity = 1
+
+    def _say(self, line: str) -> None:
+        if self.verbosity >= 1:
+            self.stdout.write(line)
+
+    help = (
+        "Import ROOT/<name>/ directories in the original N.E.K.O. layout: all of them or none (a malformed "
+        "file is named and nothing is written); importing the same directory again changes nothing."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("root", type=Path)
         parser.add_argument("--character", help="only ROOT/<NAME>/")
+        parser.add_argument(
+            "--as", dest="as_name", metavar="NEW_NAME", help="import ROOT/<NAME>/ as the character NEW_NAME"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.verbosity = options["verbosity"]
         root: Path = options["root"]
         if not root.is_dir():
             raise CommandError(f"{root} is not a directory")
-        only = options.get("character")
-        folders = [root / only] if only else sorted(p for p in root.iterdir() if p.is_dir())
-        failures = [msg for folder in folders for msg in self._import_folder(folder)]
-        if failures:
-            raise CommandError("refused:\n" + "\n".join(failures))
-
-    def _import_folder(self, folder: Path) -> list[str]:
-        if not folder.is_dir():
-            return [f"{folder}: no such character directory"]
-        character = character_get_or_create(name=folder.name)
-        failures = []
-        for handler in file_handlers():
-            path = folder / handler.filename
-            if not path.exists():
-                continue
-            try:
-                result = handler.importer(character, path)
-            except MalformedFile as exc:
-                failures.append(str(exc))
-                self.stderr.write(f"refused {exc} (nothing imported from this file)")
-                continue
-            self.stdout.write(
-                f"{folder.name}/{handler.filename}: {result.created} new, {result.updated} updated, "
-                f"{result.unchanged} unchanged"
-            )
-        # Recall caches key on the version; an import is a change like any other.
-        character_memory_changed(character_id=character.pk)
-        return failures
+        only, as_name = options.get("character"), options.get("as_name")
+        if as_name and not only:
+            raise CommandError("--as needs --character: which directory to import under the new name")
+        if only:
+            sources = [ImportSource(name=as_name or only, folder=root / only)]
+        else:
+            sources = [ImportSource(name=p.name, folder=p) for p in sorted(root.iterdir()) if p.is_dir()]
+        try:
+            with progress_bars():
+                reports = memory_import(sources=sources)
+        except InvalidCharacterName as exc:
+            raise CommandError(f"refused: {exc}") from exc
+        except ImportRefused as exc:
+            raise CommandError("refused, nothing was imported:\n" + "\n".join(exc.problems)) from exc
+        for report in reports:
+            if report.created:
+                self._say(f"{report.name}: new character")
+            for written in report.written:
+                result = written.result
+                self._say(
+                    f"{report.name}/{written.filename}: {result.created} new, {result.updated} updated, "
+                    f"{result.unchanged} unchanged"
+                )
+            if not report.written:
+                self._say(f"{report.name}: nothing changed")
