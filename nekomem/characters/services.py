@@ -200,3 +200,30 @@ def character_release(*, name: str) -> Released:
     )
     cancelled = sum(job_cancel(character_id=character.pk, kind=kind, key=key) for kind, key in list(active))
     return Released(character_found=True, cancelled_jobs=cancelled)
+
+
+# How much of each character's memory-change log is kept. A reader further behind than this rebuilds
+# its index instead of applying the changes, which costs about as much as applying this many.
+MEMORY_CHANGES_KEPT_VERSIONS = 10_000
+MEMORY_CHANGES_KEPT_ROWS = 200_000
+
+
+def memory_changes_prune(
+    *, kept_versions: int = MEMORY_CHANGES_KEPT_VERSIONS, kept_rows: int = MEMORY_CHANGES_KEPT_ROWS
+) -> int:
+    """Drop each character's memory-change rows older than the last ``kept_versions`` versions, or
+    past the newest ``kept_rows`` rows; returns how many went. Readers notice the gap and rebuild."""
+    removed = 0
+    for character_id, version in Character.objects.order_by("pk").values_list("pk", "memory_version"):
+        floor = version - kept_versions
+        by_rows = (
+            MemoryChange.objects.filter(character_id=character_id)
+            .order_by("-version")
+            .values_list("version", flat=True)[kept_rows : kept_rows + 1]
+        )
+        floor = max([floor, *by_rows])
+        if floor <= 0:
+            continue
+        deleted, _ = MemoryChange.objects.filter(character_id=character_id, version__lte=floor).delete()
+        removed += deleted
+    return removed

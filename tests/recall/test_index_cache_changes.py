@@ -125,3 +125,40 @@ def test_a_starting_worker_warms_the_recent_characters_indexes(character: Charac
     assert index_cache.counters["snapshot_loads"] == loads + 1
     texts("橘猫")
     assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1  # served as loaded
+
+
+def test_the_prune_keeps_the_newest_versions_and_a_reader_behind_it_rebuilds(character: Character) -> None:
+    from nekomem.characters.services import memory_changes_prune
+
+    texts("橘猫")
+    built = builds()
+    for text in ("主人最近在学弹吉他", "主人下个月要去东京旅行", "主人喜欢吃草莓蛋糕"):
+        facts_persist(character_id=character.pk, drafts=[draft(text)])
+    version = Character.objects.get(pk=character.pk).memory_version
+    rows_before = MemoryChange.objects.filter(character=character).count()
+    assert {version - 2, version - 1, version} <= set(
+        MemoryChange.objects.filter(character=character).values_list("version", flat=True)
+    )
+
+    removed = memory_changes_prune(kept_versions=2)
+    kept = set(MemoryChange.objects.filter(character=character).values_list("version", flat=True))
+    assert kept == {version - 1, version}
+    assert removed == rows_before - MemoryChange.objects.filter(character=character).count() > 0
+    assert memory_changes_since(character_id=character.pk, version=version - 2).complete
+    assert not memory_changes_since(character_id=character.pk, version=version - 3).complete
+    # This process's index is behind the pruned stretch: it rebuilds once and answers with every fact.
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert texts("草莓")[0] == "主人喜欢吃草莓蛋糕"
+    assert builds() == built + 1
+
+
+def test_the_prune_also_bounds_the_rows_kept(character: Character) -> None:
+    from nekomem.characters.services import memory_changes_prune
+
+    for text in ("主人最近在学弹吉他", "主人下个月要去东京旅行"):
+        facts_persist(character_id=character.pk, drafts=[draft(text)])
+    version = Character.objects.get(pk=character.pk).memory_version
+    memory_changes_prune(kept_versions=1000, kept_rows=1)
+    assert set(MemoryChange.objects.filter(character=character).values_list("version", flat=True)) == {
+        version
+    }
