@@ -1,8 +1,9 @@
 """No character ever sees another's rows: 50 characters with nearly identical memories.
 
-Every character's turns, facts and archived facts say the same thing but for one marker (``M07Q``
-for the eighth). Each route, selector, recall pool and export is asked for each character, and may
-only ever return that character's own marker.
+Every character's turns, facts, archived facts, reflections (pending, confirmed and surfaced) and
+persona entries say the same thing but for one marker (``M07Q`` for the eighth). Each route,
+selector, recall pool, export and memory-browser page is asked for each character, and may only ever
+return that character's own marker.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from nekomem.characters.models import Character
 from recall.selectors import recall_pools
 from recent.selectors import raw_log_between, recent_window
 from tests.facts.factories import make_fact
+from tests.persona.factories import make_entry
+from tests.reflections.factories import make_reflection
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +56,9 @@ def fifty_characters(client) -> list[tuple[str, str, int]]:
         character = Character.objects.get(name=name)
         make_fact(character=character, text=f"{SHARED}（{marker}）")
         make_fact(character=character, text=f"主人以前{SHARED}（{marker}）", archived=True)
+        make_reflection(character=character, text=f"主人很在意{SHARED}（{marker}）")
+        make_reflection(character=character, text=f"主人一直{SHARED}（{marker}）", status="confirmed")
+        make_entry(character=character, text=f"主人的爱好：{SHARED}（{marker}）")
         made.append((name, marker, character.pk))
     return made
 
@@ -77,6 +83,18 @@ def test_no_route_selector_pool_or_export_returns_another_characters_row(client,
             "raw_log_between": " ".join(r.message for r in raw_log_between(character_id=character_id)),
             "recent_window": " ".join(json.dumps(m.data) for m in recent_window(character_id=character_id)),
             "recall_pools": " ".join(c.text for c in recall_pools(character_id=character_id, embedder=None)),
+            "followup_topics": client.get(f"/followup_topics/{name}").content.decode(),
+            "get_settings": client.get(f"/get_settings/{name}").content.decode(),
+            "get_persona": client.get(f"/get_persona/{name}").content.decode(),
+            "api reflections": client.get(
+                f"/api/v1/characters/{name}/reflections/?limit=1000"
+            ).content.decode(),
+            "api persona": client.get(f"/api/v1/characters/{name}/persona/entries/").content.decode(),
+            "browse facts": client.get(f"/browse/{name}/facts/").content.decode(),
+            "browse reflections": client.get(f"/browse/{name}/reflections/").content.decode(),
+            "browse persona": client.get(f"/browse/{name}/persona/").content.decode(),
+            "browse recent": client.get(f"/browse/{name}/recent/").content.decode(),
+            "browse recall": client.get(f"/browse/{name}/recall/", {"q": "草莓蛋糕 爬山"}).content.decode(),
             "export": " ".join(
                 path.read_text(encoding="utf-8") for path in sorted(Path(tmp_path / name).rglob("*.json"))
             ),
@@ -85,5 +103,21 @@ def test_no_route_selector_pool_or_export_returns_another_characters_row(client,
             found = markers_in(text)
             assert found <= own, f"{where} of {name} returned {sorted(found - own)}"
         # Each check saw this character's own rows: an empty answer would pass the check above.
-        for where in ("query_memory", "api facts", "api raw", "fact_list", "recall_pools", "export"):
+        for where in (
+            "query_memory",
+            "api facts",
+            "api raw",
+            "fact_list",
+            "recall_pools",
+            "export",
+            "new_dialog",
+            "get_persona",
+            "api reflections",
+            "api persona",
+            "browse facts",
+            "browse reflections",
+            "browse persona",
+            "browse recent",
+            "browse recall",
+        ):
             assert marker in seen[where], f"{where} of {name} lost its own rows"
