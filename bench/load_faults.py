@@ -11,6 +11,10 @@ acknowledged turns were stored, and how often. Phases (``--phases``):
 - ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
   SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
   afterwards every acknowledged turn must be stored exactly once and every outbox op done.
+- ``provider``: an OpenAI-compatible provider on loopback answers every call with HTTP 500 for
+  ``--provider-down-minutes``, then answers again, under the same load: the chat path's latency in
+  both stretches (compare with ``mixed``), the jobs and outbox ops by status and reason at the end of
+  each, and whether the work finished afterwards with nobody stepping in.
 - ``outage``: on a PostgreSQL server and a Redis of the bench's own (other ports, so the machine's
   services are untouched), PostgreSQL is restarted and Redis stopped for a while during the load:
   requests must fail as JSON 503 (no HTML, no traceback), recover by themselves, lose no
@@ -18,6 +22,7 @@ acknowledged turns were stored, and how often. Phases (``--phases``):
 
     .venv/bin/python bench/load_faults.py                      # every phase, both backends
     .venv/bin/python bench/load_faults.py --phases mixed --backends sqlite --minutes 1
+    .venv/bin/python bench/load_faults.py --phases provider --backends postgres
 """
 
 from __future__ import annotations
@@ -429,6 +434,74 @@ def phase_outage(args: argparse.Namespace, lines) -> list:
             return rows
 
 
+def work_summary(server: ServerProcess) -> tuple[str, str]:
+    """Jobs by kind, status and waiting reason; outbox ops by status and reason."""
+    assert server.database is not None
+    jobs = server.database.query(
+        "SELECT kind, status, waiting_reason, COUNT(*) FROM journal_job GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    )
+    ops = server.database.query(
+        "SELECT status, waiting_reason, COUNT(*) FROM journal_outboxop GROUP BY 1, 2 ORDER BY 1, 2"
+    )
+
+    def show(rows: list[tuple[Any, ...]]) -> str:
+        return (
+            "; ".join(" ".join(str(part) for part in row[:-1] if part) + f" {row[-1]}" for row in rows) or "-"
+        )
+
+    return show(jobs), show(ops)
+
+
+def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> list:
+    from tests.support.llm_server import ScriptedLLMServer, error, json_content
+
+    provider = ScriptedLLMServer()
+    provider.allow_unexpected = True
+    healthy = threading.Event()
+    # Healthy, it answers every prompt with an empty JSON list: valid for extraction and the checks
+    # (nothing to extract), so each waiting job can finish.
+    provider.fallback = lambda _body: json_content([]) if healthy.is_set() else error(500, message="down")
+    provider.start()
+    try:
+        server.extra_env.update(
+            NEKOMEM_LLM_SUMMARY_BASE_URL=provider.base_url,
+            NEKOMEM_LLM_SUMMARY_API_KEY="sk-bench",
+            NEKOMEM_LLM_SUMMARY_MODEL="bench-model",
+        )
+        server.start()
+        down_minutes, up_minutes = args.provider_down_minutes, args.provider_up_minutes
+        tally_down, clients = run_load(server.port, down_minutes * 60, args.rate, lines)
+        for client in clients:
+            client.join()
+        calls_down = len(provider.requests)
+        jobs_down, ops_down = work_summary(server)
+        healthy.set()
+        tally_up, clients = run_load(server.port, up_minutes * 60, args.rate, lines)
+        for client in clients:
+            client.join()
+        integrity = integrity_row(backend, "provider", tally_down, server)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            jobs_up, ops_up = work_summary(server)
+            if "waiting" not in jobs_up and "pending" not in ops_up and "waiting" not in ops_up:
+                break
+            time.sleep(5)
+        print(
+            f"provider {backend}: {calls_down} calls failed in {down_minutes:g} min; "
+            f"{len(provider.requests) - calls_down} calls after it came back",
+            file=sys.stderr,
+        )
+        return [
+            *route_rows(backend, f"provider down {down_minutes:g} min", tally_down),
+            *route_rows(backend, f"provider back {up_minutes:g} min", tally_up),
+            ["integrity", *integrity],
+            ["work", backend, f"end of the {down_minutes:g} min outage", jobs_down, ops_down],
+            ["work", backend, "after it came back", jobs_up, ops_up],
+        ]
+    finally:
+        provider.stop()
+
+
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print(f"\n{title}")
@@ -442,13 +515,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--phases", default="mixed,kill,outage")
+    parser.add_argument("--phases", default="mixed,kill,provider,outage")
     parser.add_argument("--backends", default="postgres,sqlite")
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--rate", type=float, default=80.0, help="requests per second offered in all")
     parser.add_argument("--kill-seconds", type=float, default=90.0)
     parser.add_argument("--outage-seconds", type=float, default=60.0)
     parser.add_argument("--redis-down-seconds", type=float, default=10.0)
+    parser.add_argument("--provider-down-minutes", type=float, default=10.0)
+    parser.add_argument("--provider-up-minutes", type=float, default=3.0)
     parser.add_argument("--postgres", default=os.environ.get("DATABASE_URL") or DEFAULT_POSTGRES)
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS)
     args = parser.parse_args()
@@ -457,17 +532,21 @@ def main() -> None:
     latency_rows: list[list[str]] = []
     integrity_rows: list[list[str]] = []
     rss_rows: list[list[str]] = []
+    work_rows: list[list[str]] = []
 
     def split(rows: list[list[str]]) -> None:
         for row in rows:
-            (integrity_rows if row[0] == "integrity" else latency_rows).append(
-                row[1:] if row[0] == "integrity" else row
-            )
+            if row[0] == "work":
+                work_rows.append(row[1:])
+            elif row[0] == "integrity":
+                integrity_rows.append(row[1:])
+            else:
+                latency_rows.append(row)
 
     for backend in args.backends.split(","):
         postgres = args.postgres if backend == "postgres" else None
         redis = args.redis if backend == "postgres" else None
-        for phase in ("mixed", "kill"):
+        for phase in ("mixed", "kill", "provider"):
             if phase not in phases:
                 continue
             with (
@@ -477,8 +556,10 @@ def main() -> None:
                 if phase == "mixed":
                     rows, rss = phase_mixed(backend, server, args, lines)
                     rss_rows += rss
-                else:
+                elif phase == "kill":
                     rows = phase_kill(backend, server, args, lines)
+                else:
+                    rows = phase_provider(backend, server, args, lines)
                 split(rows)
     if "outage" in phases:
         split(phase_outage(args, lines))
@@ -504,6 +585,12 @@ def main() -> None:
         ],
         integrity_rows,
     )
+    if work_rows:
+        print_table(
+            "Background work while the LLM provider failed and after (jobs by kind, status, reason)",
+            ["backend", "when", "jobs", "outbox ops"],
+            work_rows,
+        )
     if rss_rows:
         print_table(
             "Resident memory (MB), start and end of the mixed load",
