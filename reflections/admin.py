@@ -84,5 +84,5 @@ class ArchiveShardAdmin(admin.ModelAdmin):
 
 @admin.register(ReflectionCursor)
 class ReflectionCursorAdmin(admin.ModelAdmin):
-    list_display = ("character", "rebuttal_checked_until", "rebuttal_failures")
-    readonly_fields = ("character", "rebuttal_checked_until", "rebuttal_failures", "last_error")
+    list_display = ("character", "rebuttal_checked_until")
+    readonly_fields = ("character", "rebuttal_checked_until")

@@ -140,8 +140,6 @@ class ReflectionCursor(models.Model):
 
     character = models.OneToOneField(Character, on_delete=models.CASCADE, related_name="reflection_cursor")
     rebuttal_checked_until = models.DateTimeField(null=True, blank=True)
-    rebuttal_failures = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True, default="")
 
     def __str__(self) -> str:
         return f"{self.character_id}: rebuttal@{self.rebuttal_checked_until}"

@@ -38,7 +38,7 @@ from reflections.services.lifecycle import (
     reflections_auto_promote,
 )
 from reflections.services.records import score_of
-from reflections.services.retries import STAGE2_JOB, keyed_job_start
+from reflections.services.retries import REBUTTAL_JOB, STAGE2_JOB, keyed_job_start
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,6 @@ KEYWORD_LAST_USER_MESSAGES = 3
 REBUTTAL_FIRST_LOOKBACK = timedelta(hours=1)
 REBUTTAL_BATCH = 20
 REBUTTAL_SQL_LIMIT = 200
-REBUTTAL_MAX_FAILURES = 5
 REBUTTAL_TIMEOUT = 60
 OBSERVATION_STATUSES = (Reflection.Status.CONFIRMED, Reflection.Status.PROMOTED)
 
@@ -325,7 +324,7 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
     now = now or timezone.now()
     cursor, _ = ReflectionCursor.objects.get_or_create(character_id=character_id)
     if not switch_enabled(POWERFUL_MEMORY):
-        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=now, rebuttal_failures=0)
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=now)
         return "off: cursor advanced"
     start = cursor.rebuttal_checked_until or now - REBUTTAL_FIRST_LOOKBACK
     rows = [
@@ -339,10 +338,14 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
     until = batch[-1][0]
     reflections = active_confirmed(character_id=character_id, now=now)
     if not reflections:
-        ReflectionCursor.objects.filter(pk=cursor.pk).update(
-            rebuttal_checked_until=until, rebuttal_failures=0
-        )
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=until)
         return "nothing confirmed to check"
+    # One kernel job per window (keyed on where it starts): its failures back off and, the fifth
+    # time, give the window up so the messages after it still get checked (liveness).
+    window = cursor.rebuttal_checked_until.isoformat() if cursor.rebuttal_checked_until else "first"
+    job, why = keyed_job_start(character_id=character_id, kind=REBUTTAL_JOB, key=window, now=now)
+    if job is None:
+        return f"waiting: {why}"
     character = Character.objects.get(pk=character_id)
     ids = [r.reflection_id for r in reflections]
     try:
@@ -361,9 +364,13 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
             timeout=REBUTTAL_TIMEOUT,
         )
     except LLMUnavailable as exc:
+        job_wait_for_provider(job=job, tier="summary")
         return f"waiting: {exc.reason}"
     except LLMError as exc:
-        return _rebuttal_failed(cursor=cursor, now=now, error=exc)
+        if job_fail(job=job, error=exc, now=now) != Job.Status.DEAD:
+            return "failed: backoff"
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=now)
+        return "failed: window given up"
     denied = {
         rid
         for item in reply.get("verdicts") or []
@@ -388,20 +395,6 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
                 reason="rebuttal",
                 also={"denied_reason": "rebuttal"},
             )
-        ReflectionCursor.objects.filter(pk=cursor.pk).update(
-            rebuttal_checked_until=until, rebuttal_failures=0, last_error=""
-        )
+        ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=until)
+        job_succeed(job=job, outcome=f"denied:{len(denied)}")
     return f"checked {len(batch)} messages, denied {len(denied)}"
-
-
-def _rebuttal_failed(*, cursor: ReflectionCursor, now: datetime, error: BaseException) -> str:
-    failures = cursor.rebuttal_failures + 1
-    fields: dict[str, Any] = {
-        "rebuttal_failures": failures,
-        "last_error": f"{type(error).__name__}: {error}"[:2000],
-    }
-    if failures >= REBUTTAL_MAX_FAILURES:
-        # Liveness: the window is given up so the messages after it still get checked.
-        fields.update(rebuttal_checked_until=now, rebuttal_failures=0)
-    ReflectionCursor.objects.filter(pk=cursor.pk).update(**fields)
-    return "failed: cursor forced forward" if failures >= REBUTTAL_MAX_FAILURES else f"failed ({failures})"

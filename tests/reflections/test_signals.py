@@ -7,10 +7,12 @@ from django.utils import timezone
 
 from facts.models import Fact
 from nekomem.evidence import Signal
+from nekomem.journal.models import Job
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from recent.services import raw_log_append
 from reflections.models import Reflection, ReflectionCursor
 from reflections.services import reflections_keyword_hook, reflections_rebuttal_tick, reflections_stage2
+from reflections.services.retries import REBUTTAL_JOB
 from reflections.services.signals import match_id, stage2_signals_apply
 from tests.facts.factories import make_fact
 from tests.reflections.factories import make_reflection
@@ -152,16 +154,23 @@ def test_rebuttal_denies_without_disputation_and_moves_the_cursor(character, llm
     assert cursor.rebuttal_checked_until == now - timedelta(minutes=30) + timedelta(seconds=19)
 
 
-def test_rebuttal_forces_the_cursor_forward_after_five_failures(character, llm_server):
+def test_rebuttal_backs_off_and_gives_the_window_up_after_five_failures(character, llm_server):
     confirmed(character)
     now = timezone.now()
     say(character, now - timedelta(minutes=5), "随便聊聊")
     llm_server.fallback = lambda _b: error(500)
     llm_server.allow_unexpected = True
-    for attempt in range(1, 5):
-        assert reflections_rebuttal_tick(character_id=character.pk, now=now) == f"failed ({attempt})"
-    assert reflections_rebuttal_tick(character_id=character.pk, now=now) == "failed: cursor forced forward"
+    for wait in (1, 2, 4, 8):
+        assert reflections_rebuttal_tick(character_id=character.pk, now=now) == "failed: backoff"
+        calls = len(llm_server.requests)
+        # Within the back-off the window is not sent again.
+        assert reflections_rebuttal_tick(character_id=character.pk, now=now) == "waiting: backoff"
+        assert len(llm_server.requests) == calls
+        now += timedelta(minutes=wait)
+    assert reflections_rebuttal_tick(character_id=character.pk, now=now) == "failed: window given up"
     assert ReflectionCursor.objects.get(character=character).rebuttal_checked_until == now
+    job = Job.objects.get(character=character, kind=REBUTTAL_JOB)
+    assert (job.status, job.attempts) == ("dead", 5) and "500" in job.last_error
 
 
 def test_rebuttal_off_mode_advances_the_cursor(character, llm_server):
