@@ -52,7 +52,13 @@ def test_an_admin_edit_through_one_server_is_recalled_by_the_other(tmp_path: Pat
         )
         assert server_a.database is not None
         [(pk,)] = server_a.database.query("SELECT id FROM facts_fact WHERE fact_id = %s", [FACTS[0][0]])
-        edit = {"text": "主人养了一只柴犬，名字叫豆豆", "importance": "7", "_save": "Save"}
+        # What the change form posts: every editable field (the entity became editable with the browser).
+        edit = {
+            "text": "主人养了一只柴犬，名字叫豆豆",
+            "importance": "7",
+            "entity": "master",
+            "_save": "Save",
+        }
         assert browser.submit(f"/admin/facts/fact/{pk}/change/", edit) == "/admin/facts/fact/"  # accepted
 
         after = recalled_texts(server_a.port, "柴犬豆豆")
