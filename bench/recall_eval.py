@@ -152,7 +152,7 @@ def main() -> None:
     assert startup_run(), "runtime did not start"
     if get_embedder() is None:
         print("warning: embedding model unavailable; vector rows will equal BM25 rows", file=sys.stderr)
-    client = Client()
+    client = Client(HTTP_HOST="127.0.0.1")  # the host guard admits loopback names only
     table: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
     timings: list[float] = []
