@@ -141,6 +141,9 @@ def main() -> None:
             server = ServerProcess(database=database, var_dir=work / f"var{size}")
             try:
                 server.start(ready_timeout=120)
+                # At rest: every worker has finished its start-up warm-ups (the model and the indexes
+                # of recently active characters), which otherwise compete with the measured queries.
+                server.wait_warm(timeout=600)
                 conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
 
                 def ask(name: str, query: str, conn: http.client.HTTPConnection = conn) -> float:

@@ -7,6 +7,7 @@ from typing import Any
 from django.utils import timezone
 
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
+from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from reflections.models import Reflection, SurfacedReflection
@@ -14,6 +15,7 @@ from reflections.services import reflections_feedback_check, reflections_keyword
 from reflections.services.archive import shard_take
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
 from reflections.services.retries import register_jobs
+from reflections.services.signals import reflection_observation_signal, reflection_observations
 
 _STATE_FIELDS = (
     "archive_shard_path",
@@ -109,6 +111,11 @@ def register() -> None:
     register_outbox_step(POST_TURN_OP, "reflections.feedback", post_turn_feedback)
     register_outbox_step(POST_TURN_OP, "reflections.keyword_hook", post_turn_keyword_hook)
     register_jobs()
+    register_observation_source(
+        ObservationSource(
+            prefix="reflection", read=reflection_observations, apply=reflection_observation_signal
+        )
+    )
 
     for name, func, minutes, what in (
         (

@@ -372,23 +372,7 @@ def entry_merge_into(
     target.merged_from_ids = [*target.merged_from_ids, merged_from_id]
     token_cache_refresh(target)
     target.save()
-    event_append(
-        character_id=target.character_id,
-        event_type="persona.evidence_updated",
-        payload={
-            "entry_id": target.entry_id,
-            "reinforcement": target.reinforcement,
-            "disputation": target.disputation,
-            "rein_last_signal_at": target.rein_last_signal_at.isoformat()
-            if target.rein_last_signal_at
-            else None,
-            "disp_last_signal_at": target.disp_last_signal_at.isoformat()
-            if target.disp_last_signal_at
-            else None,
-            "sub_zero_days": 0,
-            "source": "promote_merge",
-        },
-    )
+    entry_evidence_event(target, source="promote_merge")
     entry_event(target, "persona.entry_updated")
     character_memory_changed(character_id=target.character_id)
     return True
@@ -416,3 +400,24 @@ def correction_entry_add(*, character: Character, entity: str, text: str, now: d
     )
     assert result.entry is not None
     return result.entry
+
+
+def entry_evidence_event(entry: PersonaEntry, *, source: str) -> None:
+    """The ``persona.evidence_updated`` snapshot of ``entry``'s evidence (replay sets it as it is)."""
+    event_append(
+        character_id=entry.character_id,
+        event_type="persona.evidence_updated",
+        payload={
+            "entry_id": entry.entry_id,
+            "reinforcement": entry.reinforcement,
+            "disputation": entry.disputation,
+            "rein_last_signal_at": entry.rein_last_signal_at.isoformat()
+            if entry.rein_last_signal_at
+            else None,
+            "disp_last_signal_at": entry.disp_last_signal_at.isoformat()
+            if entry.disp_last_signal_at
+            else None,
+            "sub_zero_days": entry.sub_zero_days,
+            "source": source,
+        },
+    )

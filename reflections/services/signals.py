@@ -19,13 +19,14 @@ from facts.models import Fact
 from facts.services import facts_mark_signal_processed
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.embeddings import decode_vector, get_embedder, text_fingerprint
+from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
 from nekomem.evidence import Signal
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.locale import language_of
+from nekomem.observations import Observation, observation_signal_apply, observation_sources
 from nekomem.reranking import RerankRecord, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens, message_text, truncate_tokens
@@ -71,40 +72,68 @@ def _prompt_id(reflection: Reflection) -> str:
     return f"reflection.{reflection.reflection_id}"
 
 
-def observation_pool(*, character_id: int, queries: list[str], now: datetime) -> list[Reflection]:
-    """Confirmed and promoted reflections, narrowed to 30 by the background reranker.
-
-    Persona entries join this pool when the persona layer lands.
-    """
-    embedder = get_embedder(wait=False)
-    records = []
+def reflection_observations(character_id: int, now: datetime, embedder: Embedder | None) -> list[Observation]:
+    """This layer's part of the observation pool: confirmed and promoted reflections."""
+    observations = []
     for reflection in Reflection.objects.filter(
         character_id=character_id, status__in=OBSERVATION_STATUSES
     ).order_by("pk"):
         vector = None
         if embedder is not None and reflection.embedding_text_sha256 == text_fingerprint(reflection.text):
             vector = decode_vector(reflection.embedding, embedder.dim)
-        records.append(
-            RerankRecord(
-                id=_prompt_id(reflection),
+        observations.append(
+            Observation(
+                prompt_id=_prompt_id(reflection),
                 text=reflection.text,
                 evidence_score=score_of(reflection, now=now),
                 vector=vector,
                 suppressed=reflection.suppress,
-                payload=reflection,
             )
         )
+    return observations
+
+
+def reflection_observation_signal(
+    character_id: int, prompt_id: str, signal: Signal, source: str, now: datetime
+) -> bool:
+    reflection = Reflection.objects.filter(
+        character_id=character_id,
+        reflection_id=prompt_id.removeprefix("reflection."),
+        status__in=OBSERVATION_STATUSES,
+    ).first()
+    if reflection is None:
+        return False
+    reflection_signal_apply(reflection=reflection, signal=signal, source=source, now=now)
+    return True
+
+
+def observation_pool(*, character_id: int, queries: list[str], now: datetime) -> list[Observation]:
+    """Every registered layer's observations (reflections, persona entries), narrowed to 30 by the
+    background reranker."""
+    embedder = get_embedder(wait=False)
+    records = [
+        RerankRecord(
+            id=observation.prompt_id,
+            text=observation.text,
+            evidence_score=observation.evidence_score,
+            vector=observation.vector,
+            suppressed=observation.suppressed,
+            payload=observation,
+        )
+        for source in observation_sources()
+        for observation in source.read(character_id, now, embedder)
+    ]
     ranked = rerank(queries=queries, records=records, budget=OBSERVATION_BUDGET, on_no_vectors="evidence")
     return [r.payload for r in ranked]
 
 
-def observation_lines(reflections: list[Reflection], *, now: datetime) -> list[str]:
+def observation_lines(observations: list[Observation]) -> list[str]:
     """Each cut to 200 tokens, the whole list to 15 000."""
     lines, spent = [], 0
-    for reflection in reflections:
+    for observation in observations:
         line = (
-            f'[{_prompt_id(reflection)}] "{truncate_tokens(reflection.text, OBSERVATION_TOKENS)}" '
-            f"(evidence_score={score_of(reflection, now=now):.2f})"
+            f'[{observation.prompt_id}] "{truncate_tokens(observation.text, OBSERVATION_TOKENS)}" '
+            f"(evidence_score={observation.evidence_score:.2f})"
         )
         spent += count_tokens(line)
         if spent > OBSERVATION_LIST_TOKENS:
@@ -152,8 +181,8 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
         return Stage2Result(facts=len(facts), reason=why)
     try:
         pool = observation_pool(character_id=character_id, queries=[f.text for f in facts], now=now)
-        lines = observation_lines(pool, now=now)
-        shown = [_prompt_id(r) for r in pool[: len(lines)]]
+        lines = observation_lines(pool)
+        shown = [observation.prompt_id for observation in pool[: len(lines)]]
         if not shown:
             facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
             job_succeed(job=job, outcome="no observations")
@@ -200,25 +229,22 @@ def _validated_signals(
         kind = item.get("signal")
         if source is None or target is None or kind not in (Signal.REINFORCES, Signal.NEGATES):
             continue  # unknown fact, a target outside the prompt, or no usable signal: dropped
-        valid.append((target.removeprefix("reflection."), Signal(kind)))
+        valid.append((target, Signal(kind)))
     return valid
 
 
 def stage2_signals_apply(
     *, character_id: int, signals: list[tuple[str, Signal]], now: datetime
 ) -> tuple[int, bool]:
-    """(applied, every signal applied). A target that left the pool meanwhile counts as not applied."""
+    """(applied, every signal applied), by prompt id. A target that left the pool meanwhile counts as
+    not applied."""
     applied = 0
     with transaction.atomic():
         lock_character(character_id)
-        for reflection_id, signal in signals:
-            reflection = Reflection.objects.filter(
-                character_id=character_id, reflection_id=reflection_id, status__in=OBSERVATION_STATUSES
-            ).first()
-            if reflection is None:
-                continue
-            reflection_signal_apply(reflection=reflection, signal=signal, source="user_fact", now=now)
-            applied += 1
+        for prompt_id, signal in signals:
+            applied += observation_signal_apply(
+                character_id=character_id, prompt_id=prompt_id, signal=signal, source="user_fact", now=now
+            )
     return applied, applied == len(signals)
 
 
@@ -247,8 +273,8 @@ def reflections_keyword_hook(
     now = now or timezone.now()
     recent = texts[-KEYWORD_LAST_USER_MESSAGES:]
     pool = observation_pool(character_id=character_id, queries=recent, now=now)
-    lines = observation_lines(pool, now=now)
-    shown = [_prompt_id(r) for r in pool[: len(lines)]]
+    lines = observation_lines(pool)
+    shown = [observation.prompt_id for observation in pool[: len(lines)]]
     if not shown:
         return 0
     character = Character.objects.get(pk=character_id)
@@ -274,16 +300,13 @@ def reflections_keyword_hook(
     with transaction.atomic():
         lock_character(character_id)
         for target in dict.fromkeys(t for t in targets if t):
-            reflection = Reflection.objects.filter(
+            applied += observation_signal_apply(
                 character_id=character_id,
-                reflection_id=target.removeprefix("reflection."),
-                status__in=OBSERVATION_STATUSES,
-            ).first()
-            if reflection is not None:
-                reflection_signal_apply(
-                    reflection=reflection, signal=Signal.REBUTTAL, source="user_keyword_rebut", now=now
-                )
-                applied += 1
+                prompt_id=target,
+                signal=Signal.REBUTTAL,
+                source="user_keyword_rebut",
+                now=now,
+            )
     return applied
 
 

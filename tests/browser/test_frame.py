@@ -47,3 +47,10 @@ def test_off_loopback_a_signed_in_user_who_is_not_staff_is_still_sent_to_the_log
     user = get_user_model().objects.create_user("visitor", password="pw-visitor-1")
     client.force_login(user)
     assert client.get("/", **REMOTE).status_code == 302
+
+
+def test_the_front_door_offers_to_import_a_new_character(client: Client) -> None:
+    body = client.get("/").content.decode()
+    form = body.split('data-testid="new-character-import"', 1)[1].split("</form>", 1)[0]
+    assert 'data-action-template="/browse/__name__/import/"' in form
+    assert 'name="archive"' in form and 'name="name"' in form and "csrfmiddlewaretoken" in form

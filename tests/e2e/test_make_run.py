@@ -35,6 +35,7 @@ def test_make_run_serves_a_cached_turn_in_new_dialog_and_keeps_it_across_a_resta
 ) -> None:
     turn = conversation("memorybank-cn")[:2]
     server.start()
+    server.wait_warm(timeout=60)  # each worker says when its start-up warm-ups are done
 
     health = http_call(server.port, "GET", "/health")
     assert health.status == 200

@@ -79,7 +79,10 @@ def test_stage2_batch_is_not_complete_when_a_target_left_the_pool(character):
     kept = confirmed(character)
     gone = confirmed(character)
     Reflection.objects.filter(pk=gone.pk).update(status=Reflection.Status.DENIED)
-    signals = [(kept.reflection_id, Signal.REINFORCES), (gone.reflection_id, Signal.NEGATES)]
+    signals = [
+        (f"reflection.{kept.reflection_id}", Signal.REINFORCES),
+        (f"reflection.{gone.reflection_id}", Signal.NEGATES),
+    ]
     assert stage2_signals_apply(character_id=character.pk, signals=signals, now=timezone.now()) == (1, False)
     gone.refresh_from_db()
     assert gone.disputation == 0.0

@@ -345,6 +345,18 @@ class ServerProcess:
             time.sleep(0.1)
         raise RuntimeError(f"server not ready after {timeout:.0f} s:\n{self.log_tail()}")
 
+    def wait_warm(self, *, timeout: float) -> None:
+        """Wait until every HTTP worker logged that its start-up warm-ups are done (this start's)."""
+        workers = int(self.env().get("NEKOMEM_WORKERS", "2"))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+            this_start = log.rsplit("memory server on http://", 1)[-1]
+            if this_start.count("warm-ups done in") >= workers:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"warm-ups not done after {timeout:.0f} s:\n{self.log_tail()}")
+
     def processes(self) -> dict[int, ProcessInfo]:
         """``serve`` and every process under it: granian's master and workers, the cluster's."""
         return process_tree(self.process.pid) if self.process is not None else {}
