@@ -138,7 +138,10 @@ def main() -> None:
     rss: dict[int, float] = {}
     try:
         for size in args.sizes:
-            server = ServerProcess(database=database, var_dir=work / f"var{size}")
+            # INFO for the server: the bench waits for each worker's "warm-ups done" line.
+            server = ServerProcess(
+                database=database, var_dir=work / f"var{size}", extra_env={"NEKOMEM_LOG_LEVEL": "INFO"}
+            )
             try:
                 server.start(ready_timeout=120)
                 # At rest: every worker has finished its start-up warm-ups (the model and the indexes
