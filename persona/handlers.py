@@ -12,6 +12,7 @@ from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_mentions_record
+from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
 from persona.services.mentions import ai_reply_text
 from persona.services.observations import PREFIX, persona_observation_signal, persona_observations
@@ -97,6 +98,7 @@ def register() -> None:
     register_event_handler("correction.resolved", replay_correction_resolved)
     register_outbox_step(POST_TURN_OP, "persona.mentions", post_turn_mentions)
     promotion_jobs_register()
+    corrections_jobs_register()
     register_observation_source(
         ObservationSource(prefix=PREFIX, read=persona_observations, apply=persona_observation_signal)
     )

@@ -51,6 +51,12 @@ class CharacterAdmin(admin.ModelAdmin):
     search_fields = ("name", "master_name")
     list_filter = ("language",)
     readonly_fields = ("language", "created_at", "last_activity_at", "memory_version")
+
+    def get_readonly_fields(self, request: Any, obj: Character | None = None) -> tuple[str, ...]:
+        # A rename is more than the column: every process's caches and the saved recall indexes
+        # follow it (``character_rename``, from the memory browser or the REST API).
+        return (*self.readonly_fields, "name") if obj is not None else self.readonly_fields
+
     fieldsets = (
         (None, {"fields": ("name", "language")}),
         ("Character card", {"fields": ("master_name", "master_nicknames", "card")}),

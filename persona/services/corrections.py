@@ -7,6 +7,7 @@ after 5 it is dropped (dead-lettered, with a warning).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,14 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.errors import Conflict
+from nekomem.journal.jobs import (
+    job_fail,
+    job_start,
+    job_succeed,
+    job_supersede,
+    job_wait_for_provider,
+    register_job_kind,
+)
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.locale import resolve_language
@@ -36,6 +45,17 @@ logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 10
 MAX_RESOLVE_ATTEMPTS = 5
+CORRECTIONS_JOB = "persona.corrections"
+
+
+def _batch_key(pks: list[int]) -> str:
+    return hashlib.sha256(",".join(map(str, sorted(pks))).encode()).hexdigest()[:32]
+
+
+def register_jobs() -> None:
+    register_job_kind(CORRECTIONS_JOB, handler=None, tier="correction")
+
+
 CORRECTION_TIMEOUT = 110
 RESOLUTIONS = ("merge", "keep_new", "keep_old", "keep_both")
 
@@ -168,6 +188,14 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
         name=character.name, lines=[_line(i, c, language) for i, c in enumerate(batch)], language=language
     )
     pks = [c.pk for c in batch]
+    # The batch's call retries as a kernel job keyed on the corrections it holds: back-off between
+    # failures, and waiting (no attempt spent) while the correction tier has no provider. Each
+    # correction also counts its own failed attempts, the original's ``resolve_attempts`` (5 →
+    # dropped), which travels in persona_corrections.json.
+    job_supersede(character_id=character_id, kind=CORRECTIONS_JOB, key=_batch_key(pks))
+    job, why = job_start(character_id=character_id, kind=CORRECTIONS_JOB, key=_batch_key(pks), now=now)
+    if job is None:
+        return CorrectionsReport(reason=f"waiting: {why}")
     try:
         reply = chat_json(
             tier="correction",
@@ -178,12 +206,15 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
             max_attempts=1,
         )
     except LLMUnavailable as exc:
+        job_wait_for_provider(job=job, tier="correction")
         return CorrectionsReport(reason=f"waiting: {exc.reason}")
-    except LLMError:
+    except LLMError as exc:
         with transaction.atomic():
             lock_character(character_id)
             dropped = _count_failures(character_id=character_id, pks=pks)
+        job_fail(job=job, error=exc, now=now)
         return CorrectionsReport(failed=len(pks), dropped=dropped, reason="llm failed")
+    job_succeed(job=job, outcome="answered")
     verdicts = _verdicts(reply, len(batch))
     resolved = 0
     with transaction.atomic():

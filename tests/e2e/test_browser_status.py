@@ -95,3 +95,29 @@ def test_a_dead_job_is_retried_from_the_jobs_page(server: ServerProcess, page) -
             break
         time.sleep(0.5)
     assert status == "done"
+
+
+# The longest name allowed (64 characters), ending in a run with no break opportunity.
+LONG_NAME = "一个名字非常非常长的猫娘" * 3 + "W" * 28
+
+
+def test_a_long_character_name_does_not_break_the_layout(server: ServerProcess, page) -> None:
+    answer = http_call(
+        server.port,
+        "POST",
+        f"/cache/{quote(LONG_NAME)}",
+        history_body([{"type": "human", "data": {"content": "你好"}}], "zh"),
+    )
+    assert answer.json()["status"] == "cached", answer.text
+    page.set_viewport_size({"width": 800, "height": 700})
+    for path in (
+        "/",
+        f"/browse/{LONG_NAME}/",
+        f"/browse/{LONG_NAME}/facts/",
+        f"/browse/{LONG_NAME}/persona/",
+    ):
+        page.goto(url(server, path))
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, (path, overflow)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
 from django.utils import timezone
@@ -89,10 +91,18 @@ def test_five_failed_attempts_drop_the_pair(character, llm_server):
     llm_server.script(
         error(500), json_content([{"index": 7, "action": "merge", "text": "x"}]), *[error(500)] * 3
     )
-    for _ in range(4):
-        persona_corrections_resolve(character_id=character.pk)
+    now = timezone.now()
+    first = persona_corrections_resolve(character_id=character.pk, now=now)
+    assert first.reason == "llm failed"
+    # The batch's job backs off: the next tick within the minute sends nothing.
+    calls = len(llm_server.requests)
+    assert persona_corrections_resolve(character_id=character.pk, now=now).reason == "waiting: backoff"
+    assert len(llm_server.requests) == calls
+    for _ in range(3):
+        now += timedelta(minutes=20)
+        persona_corrections_resolve(character_id=character.pk, now=now)
     assert PersonaCorrection.objects.get().resolve_attempts == 4
-    report = persona_corrections_resolve(character_id=character.pk)
+    report = persona_corrections_resolve(character_id=character.pk, now=now + timedelta(minutes=20))
     assert report.dropped == 1 and not PersonaCorrection.objects.exists()
 
 
