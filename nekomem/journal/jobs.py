@@ -115,6 +115,9 @@ class JobKind:
     lease: timedelta = DEFAULT_LEASE
     on_dead: Callable[[Job], None] | str | None = None
     self_heal: bool = False
+    # The wait after the n-th failure, for work whose spec fixes its own (promotion: 30 minutes);
+    # None is the kernel's 1, 2, 4, 8 minutes.
+    backoff: Callable[[int], timedelta] | None = None
 
     @property
     def run_by_schedule(self) -> bool:
@@ -140,8 +143,17 @@ def register_job_kind(
     lease: timedelta = DEFAULT_LEASE,
     on_dead: Callable[[Job], None] | str | None = None,
     self_heal: bool = False,
+    backoff: Callable[[int], timedelta] | None = None,
 ) -> JobKind:
-    spec = JobKind(kind=kind, handler=handler, tier=tier, lease=lease, on_dead=on_dead, self_heal=self_heal)
+    spec = JobKind(
+        kind=kind,
+        handler=handler,
+        tier=tier,
+        lease=lease,
+        on_dead=on_dead,
+        self_heal=self_heal,
+        backoff=backoff,
+    )
     _kinds[kind] = spec
     return spec
 
@@ -264,15 +276,29 @@ def work_wait(queryset: QuerySet[W], *, reason: str, retry_after: timedelta | No
 
 
 def work_fail(
-    model: type[W], *, pk: Any, token: uuid.UUID | None, error: BaseException, now: datetime | None = None
+    model: type[W],
+    *,
+    pk: Any,
+    token: uuid.UUID | None,
+    error: BaseException,
+    now: datetime | None = None,
+    delay: Callable[[int], timedelta] = backoff_delay,
 ) -> str | None:
-    """Count one failed attempt: back off (from ``now``), or dead-letter the fifth. Returns the new
-    status, or None when the run no longer held the row (cancelled or re-claimed)."""
-    statuses = _fail_rows(work_current(model, pk=pk, token=token), error=error_text(error), now=now)
+    """Count one failed attempt: back off (from ``now``, by ``delay``), or dead-letter the fifth.
+    Returns the new status, or None when the run no longer held the row (cancelled or re-claimed)."""
+    statuses = _fail_rows(
+        work_current(model, pk=pk, token=token), error=error_text(error), now=now, delay=delay
+    )
     return statuses.get(pk)
 
 
-def _fail_rows(queryset: QuerySet[W], *, error: str, now: datetime | None = None) -> dict[Any, str]:
+def _fail_rows(
+    queryset: QuerySet[W],
+    *,
+    error: str,
+    now: datetime | None = None,
+    delay: Callable[[int], timedelta] = backoff_delay,
+) -> dict[Any, str]:
     """Count one failed attempt on each row of ``queryset``; each write is conditional on the row
     still matching it with the attempts read, so a concurrent finish or retry is never overwritten."""
     now = now or timezone.now()
@@ -286,7 +312,7 @@ def _fail_rows(queryset: QuerySet[W], *, error: str, now: datetime | None = None
             "updated_at": now,
             "status": WorkStatus.DEAD if spent else WorkStatus.WAITING,
             "waiting_reason": "" if spent else WAIT_BACKOFF,
-            "next_attempt_at": None if spent else now + backoff_delay(attempts + 1),
+            "next_attempt_at": None if spent else now + delay(attempts + 1),
         }
         if spent:
             fields["finished_at"] = now
@@ -443,7 +469,9 @@ def job_fail(*, job: Job, error: BaseException, now: datetime | None = None) -> 
 
     Returns the job's new status, or None when the run no longer held it. A loop that runs on its
     own clock passes ``now``, which the back-off counts from."""
-    status = work_fail(Job, pk=job.pk, token=job.run_token, error=error, now=now)
+    spec = job_kind(job.kind)
+    delay = spec.backoff if spec is not None and spec.backoff is not None else backoff_delay
+    status = work_fail(Job, pk=job.pk, token=job.run_token, error=error, now=now, delay=delay)
     if status is not None:
         logger.warning(
             "job %s %s failed (%s)%s",

@@ -2,15 +2,12 @@
 
 Powerful memory ON: the reflections layer confirms by score; here each confirmed reflection scoring
 ≥ 2 goes to the merge decision (correction tier): ``promote_fresh`` / ``merge_into`` / ``reject``.
-Attempts are recorded on the reflection under the lock before the call (30-minute back-off, the sixth
-try blocks it as ``promote_blocked``); the answer is applied only if the reflection is still
-``confirmed`` (compare-and-set), and a failure never falls back to ``promote_fresh``.
-Powerful memory OFF: confirmed for 7 days → added as a time-driven entry, no LLM.
-
-The per-reflection back-off lives in the reflection's own ``promote_attempt_count`` /
-``last_promote_attempt_at`` fields, as in the original (they travel in reflections.json). Each tick's
-decisions run as one kernel job, which waits without spending attempts while the correction tier
-has no provider.
+Each reflection's decision is a kernel job keyed on its id: a 30-minute back-off between failures,
+the fifth blocks the reflection as ``promote_blocked``, and with no provider it waits without
+spending an attempt. Attempts are also recorded on the reflection (``promote_attempt_count`` /
+``last_promote_attempt_at``), as the original's reflections.json has them. The answer is applied
+only if the reflection is still ``confirmed`` (compare-and-set), and a failure never falls back to
+``promote_fresh``. Powerful memory OFF: confirmed for 7 days → added as a time-driven entry, no LLM.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import PROMOTED_AT, Evidence
 from nekomem.journal.jobs import (
+    NO_PROVIDER,
     job_fail,
     job_start,
     job_succeed,
@@ -34,6 +32,7 @@ from nekomem.journal.jobs import (
     no_provider_reason,
     register_job_kind,
 )
+from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status
 from nekomem.locale import master_display_name, resolve_language
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
@@ -48,7 +47,6 @@ from reflections.services import reflection_transition, reflections_auto_promote
 logger = logging.getLogger(__name__)
 
 PROMOTE_BACKOFF = timedelta(minutes=30)
-PROMOTE_MAX_ATTEMPTS = 5
 MERGE_POOL_TOKENS = 4000
 MERGE_TIMEOUT = 90
 WEAK_MEMORY_AUTO_PROMOTE = timedelta(days=7)
@@ -59,12 +57,11 @@ ACTIONS = ("promote_fresh", "merge_into", "reject")
 class PromotionReport:
     confirmed: int = 0
     outcomes: dict[str, str] = field(default_factory=dict)
-    waiting: str = ""  # why the merge decisions did not run this tick (``no_provider:correction`` …)
 
 
-# The merge decisions of one tick, on the kernel's job mechanism: with no provider for the correction
-# tier the job waits with the reason shown and no reflection spends one of its attempts (those count
-# real answers that failed, as in the original).
+# One kernel job per reflection (keyed on its id) holds its merge decision: a 30-minute back-off
+# between failures, the fifth blocks it, and with no provider for the correction tier it waits
+# without spending an attempt.
 PROMOTE_JOB = "persona.promote"
 
 
@@ -117,24 +114,13 @@ def _validated_decision(reply: Any) -> dict[str, Any]:
     return reply  # type: ignore[no-any-return]
 
 
-def _claim_attempt(*, character_id: int, reflection_pk: int, now: datetime) -> Reflection | None:
-    """Under the lock: the reflection if it may be tried now (attempt recorded), else None."""
+def _attempt_recorded(*, character_id: int, reflection_pk: int, now: datetime) -> Reflection | None:
+    """Under the lock: the reflection if it is still confirmed, its attempt recorded in the original's
+    ``promote_attempt_count`` / ``last_promote_attempt_at`` (they travel in reflections.json)."""
     with transaction.atomic():
         lock_character(character_id)
         reflection = Reflection.objects.filter(pk=reflection_pk, status=Reflection.Status.CONFIRMED).first()
         if reflection is None:
-            return None
-        last = reflection.last_promote_attempt_at
-        if last is not None and now - last < PROMOTE_BACKOFF:
-            return None
-        if reflection.promote_attempt_count >= PROMOTE_MAX_ATTEMPTS:
-            reflection_transition(
-                reflection=reflection,
-                to=Reflection.Status.PROMOTE_BLOCKED,
-                now=now,
-                reason="llm_unavailable",
-                also={"promote_blocked_reason": "llm_unavailable"},
-            )
             return None
         # Bookkeeping only (no event): losing it in a crash costs at most one extra attempt.
         reflection.promote_attempt_count += 1
@@ -232,10 +218,27 @@ def _add(*, character: Character, reflection: Reflection, source: str, now: date
 
 
 def reflection_promote(*, character_id: int, reflection_pk: int, now: datetime | None = None) -> str:
-    """One merge-on-promote attempt for one confirmed reflection; returns what happened."""
+    """One merge-on-promote decision for one confirmed reflection, as its kernel job allows; returns
+    what happened (``skipped`` inside the back-off or once blocked, ``waiting: …`` with no provider)."""
     now = now or timezone.now()
-    reflection = _claim_attempt(character_id=character_id, reflection_pk=reflection_pk, now=now)
+    reflection_id = (
+        Reflection.objects.filter(pk=reflection_pk, status=Reflection.Status.CONFIRMED)
+        .values_list("reflection_id", flat=True)
+        .first()
+    )
+    if reflection_id is None:
+        return "skipped"
+    job, why = job_start(
+        character_id=character_id, kind=PROMOTE_JOB, key=reflection_id, now=now, stop_when_dead=True
+    )
+    if job is None:
+        return f"waiting: {why}" if why.startswith(NO_PROVIDER) else "skipped"
+    if provider_status("correction") is not None:
+        job_wait_for_provider(job=job, tier="correction")  # no attempt spent while nobody can answer
+        return f"waiting: {no_provider_reason('correction')}"
+    reflection = _attempt_recorded(character_id=character_id, reflection_pk=reflection_pk, now=now)
     if reflection is None:
+        job_succeed(job=job, outcome="moot")
         return "skipped"
     character = Character.objects.get(pk=character_id)
     language = resolve_language(character.language or None)
@@ -258,14 +261,36 @@ def reflection_promote(*, character_id: int, reflection_pk: int, now: datetime |
             validate=_validated_decision,
         )
     except (LLMUnavailable, LLMError) as exc:
-        # Never promote_fresh as a fallback: the reflection waits for the next try (or blocks).
+        # Never promote_fresh as a fallback: the reflection waits for the next try, and the fifth
+        # failure blocks it (the kind's on_dead).
         logger.warning("promotion merge failed character=%s: %s", character_id, type(exc).__name__)
+        job_fail(job=job, error=exc, now=now)
         return "skip_retry_pending"
     outcome = _apply_decision(
         character_id=character_id, reflection_pk=reflection_pk, decision=decision, now=now
     )
+    job_succeed(job=job, outcome=outcome)
     logger.info("promotion character=%s action=%s outcome=%s", character_id, decision["action"], outcome)
     return outcome
+
+
+def promotion_blocked(job: Job) -> None:
+    """The fifth failed decision: the reflection stops trying (``promote_blocked``), as the original's
+    sixth try does."""
+    now = timezone.now()
+    with transaction.atomic():
+        lock_character(job.character_id)
+        reflection = Reflection.objects.filter(
+            character_id=job.character_id, reflection_id=job.key, status=Reflection.Status.CONFIRMED
+        ).first()
+        if reflection is not None:
+            reflection_transition(
+                reflection=reflection,
+                to=Reflection.Status.PROMOTE_BLOCKED,
+                now=now,
+                reason="llm_unavailable",
+                also={"promote_blocked_reason": "llm_unavailable"},
+            )
 
 
 # --- OFF: by age, no LLM -----------------------------------------------------------------------------------
@@ -299,27 +324,18 @@ def persona_promote_tick(*, character_id: int, now: datetime | None = None) -> P
     due = [
         (r.pk, r.reflection_id) for r in confirmed.order_by("pk") if _reflection_score(r, now) >= PROMOTED_AT
     ]
-    if not due:
-        return report
-    job, why = job_start(character_id=character_id, kind=PROMOTE_JOB, now=now)
-    if job is None:
-        report.waiting = why
-        return report
-    if provider_status("correction") is not None:
-        job_wait_for_provider(job=job, tier="correction")
-        report.waiting = no_provider_reason("correction")
-        return report
-    try:
-        for reflection_pk, reflection_id in due:
-            report.outcomes[reflection_id] = reflection_promote(
-                character_id=character_id, reflection_pk=reflection_pk, now=now
-            )
-    except Exception as exc:
-        job_fail(job=job, error=exc, now=now)
-        raise
-    job_succeed(job=job, outcome=f"decided:{len(report.outcomes)}")
+    for reflection_pk, reflection_id in due:
+        report.outcomes[reflection_id] = reflection_promote(
+            character_id=character_id, reflection_pk=reflection_pk, now=now
+        )
     return report
 
 
 def register_jobs() -> None:
-    register_job_kind(PROMOTE_JOB, handler=None, tier="correction")
+    register_job_kind(
+        PROMOTE_JOB,
+        handler=None,
+        tier="correction",
+        backoff=lambda _failures: PROMOTE_BACKOFF,
+        on_dead=promotion_blocked,
+    )

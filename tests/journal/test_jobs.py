@@ -315,3 +315,20 @@ def test_keyed_loop_work_stays_dead_until_its_probe_and_new_input_supersedes_the
         assert newer is not None and newer.key == "input-2"
     finally:
         unregister_job_kind("test.keyed")
+
+
+def test_a_kind_with_its_own_back_off_waits_that_long_after_each_failure():
+    register_job_kind("test.slow", handler=None, tier="summary", backoff=lambda _n: timedelta(minutes=30))
+    try:
+        character_id = CharacterFactory.create().pk
+        at = timezone.now()
+        job, _ = job_start(character_id=character_id, kind="test.slow", now=at)
+        assert job is not None
+        assert job_fail(job=job, error=RuntimeError("no answer"), now=at) == "waiting"
+        assert fresh(job).next_attempt_at == at + timedelta(minutes=30)
+        assert job_start(character_id=character_id, kind="test.slow", now=at + timedelta(minutes=29)) == (
+            None,
+            "backoff",
+        )
+    finally:
+        unregister_job_kind("test.slow")

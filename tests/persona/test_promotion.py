@@ -198,14 +198,38 @@ def test_with_no_provider_the_promotion_job_waits_and_no_attempt_is_spent(charac
     }
     for _ in range(7):  # more ticks than the attempts that would block it
         report = persona_promote_tick(character_id=character.pk)
-        assert report.outcomes == {} and report.waiting == "no_provider:correction"
+        assert report.outcomes == {reflection.reflection_id: "waiting: no_provider:correction"}
     reflection.refresh_from_db()
     assert (reflection.status, reflection.promote_attempt_count) == (Reflection.Status.CONFIRMED, 0)
     job = Job.objects.get(character=character, kind=PROMOTE_JOB)
-    assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "no_provider:correction", 0)
+    assert (job.key, job.status, job.waiting_reason, job.attempts) == (
+        reflection.reflection_id,
+        "waiting",
+        "no_provider:correction",
+        0,
+    )
 
     settings.LLM_TIERS = configured  # a provider is configured: the next tick decides
     llm_server.script(json_content({"action": "promote_fresh", "reason": "新信息"}))
     assert persona_promote_tick(character_id=character.pk).outcomes == {reflection.reflection_id: "promoted"}
     job.refresh_from_db()
-    assert (job.status, job.outcome) == ("done", "decided:1")
+    assert (job.status, job.outcome) == ("done", "promoted")
+
+
+def test_a_blocked_promotion_is_a_dead_job_with_its_errors(character, llm_server):
+    from nekomem.journal.models import Job
+    from persona.services.promotion import PROMOTE_JOB
+
+    reflection = _ready(character, "主人喜欢猫")
+    llm_server.script(*[error(500)] * 5)
+    start = timezone.now()
+    for attempt in range(5):
+        reflection_promote(
+            character_id=character.pk,
+            reflection_pk=reflection.pk,
+            now=start + attempt * (PROMOTE_BACKOFF + timedelta(seconds=1)),
+        )
+    job = Job.objects.get(character=character, kind=PROMOTE_JOB, key=reflection.reflection_id)
+    assert (job.status, job.attempts) == ("dead", 5) and "500" in job.last_error
+    reflection.refresh_from_db()
+    assert reflection.status == "promote_blocked" and reflection.promote_attempt_count == 5
