@@ -152,7 +152,10 @@ class Client(threading.Thread):
         while time.monotonic() < self.stop_at:
             started = time.monotonic()
             route = self.rng.choice(routes)
-            name = f"load{self.index % CHARACTERS}"
+            # Few characters: each client keeps to one. Many: each turn goes to a random one, so a
+            # character gets a turn every few seconds to minutes, with quiet spells as in real chats.
+            character = self.index % CHARACTERS if CHARACTERS <= CLIENTS else self.rng.randrange(CHARACTERS)
+            name = f"load{character}"
             user, assistant = self.lines[(self.index * 7919 + self.turns) % len(self.lines)]
             marker = f"mk{self.run_id}x{self.index}x{self.turns}"
             try:
@@ -512,6 +515,7 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def main() -> None:
+    global CHARACTERS
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -524,9 +528,17 @@ def main() -> None:
     parser.add_argument("--redis-down-seconds", type=float, default=10.0)
     parser.add_argument("--provider-down-minutes", type=float, default=10.0)
     parser.add_argument("--provider-up-minutes", type=float, default=3.0)
+    parser.add_argument(
+        "--characters",
+        type=int,
+        default=CHARACTERS,
+        help="characters the load is spread over (the provider phase needs many: extraction waits for "
+        "10 s of quiet in a character)",
+    )
     parser.add_argument("--postgres", default=os.environ.get("DATABASE_URL") or DEFAULT_POSTGRES)
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS)
     args = parser.parse_args()
+    CHARACTERS = args.characters
     phases = args.phases.split(",")
     lines = chat_lines()
     latency_rows: list[list[str]] = []
@@ -565,7 +577,8 @@ def main() -> None:
         split(phase_outage(args, lines))
 
     print(
-        f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s (cache : query_memory : new_dialog = 2:1:1)"
+        f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s over {CHARACTERS} characters "
+        "(cache : query_memory : new_dialog = 2:1:1)"
     )
     print_table(
         "Latency and errors per route (ms)",
