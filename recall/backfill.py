@@ -1,9 +1,11 @@
-"""Embedding backfill: fill missing or stale fact vectors in batches, then queue paraphrase pairs.
+"""Embedding backfill: fill missing or stale vectors in batches (facts first, then the raw turns
+extraction has not covered yet), then queue paraphrase pairs of the new facts.
 
 A vector counts only while its fingerprints match (text sha256 + model id, reference §6). The facts
 layer clears the columns when it rewrites a text; the sweep here also recomputes the text fingerprint,
-so a vector left stale by any other path is replaced too. Vectors are optional: with no model the
-backfill does nothing and recall stays on BM25.
+so a vector left stale by any other path is replaced too. Raw turns are never edited, so their model id
+is the only test. Vectors are optional: with no model the backfill does nothing and recall stays on
+BM25.
 
 After embedding, each new active, not-absorbed fact is compared with the character's other active,
 not-absorbed facts of the same entity; pairs above ``DEDUP_COSINE`` go to the facts layer's queue.
@@ -14,20 +16,22 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 
 from facts.models import Fact
 from facts.services import dedup_pair_queue, fact_vectors_write
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
 from nekomem.runtime.status import VectorCoverage
-from recall.selectors import stored_vector
+from recall.models import RawTurnVector
+from recall.selectors import raw_turns_covered_through, raw_turns_needing_vectors, stored_vector
+from recall.services import raw_turn_vectors_prune, raw_turn_vectors_write
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +42,10 @@ BACKFILL_NICE = 10  # CPU priority of the backfill's threads: queries on the sam
 
 @dataclass
 class BackfillReport:
-    embedded: int = 0
+    embedded: int = 0  # facts and raw turns
+    raw_turns: int = 0  # of which raw turns
+    marked: int = 0  # raw messages with nothing to embed, marked so that no backfill reads them again
+    fact_pks: list[int] = field(default_factory=list)  # the facts embedded
     pairs_queued: int = 0
     seconds: float = 0.0
     characters: list[int] = field(default_factory=list)
@@ -52,14 +59,16 @@ def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) 
     """(pk, text) of facts whose vector is missing, of another model, or of an older text."""
     rows = (
         Fact.objects.filter(character_id=character_id)
+        .annotate(has_vector=ExpressionWrapper(~Q(embedding=""), output_field=BooleanField()))
         .order_by("pk")
-        .values_list("pk", "text", "embedding", "embedding_text_sha256", "embedding_model_id")
+        # The vectors themselves stay in the database: 1 KB a row, read 100k times per call otherwise.
+        .values_list("pk", "text", "has_vector", "embedding_text_sha256", "embedding_model_id")
     )
     stale: list[tuple[int, str]] = []
-    for pk, text, vec, sha, model in rows.iterator(chunk_size=5000):
+    for pk, text, has_vector, sha, model in rows.iterator(chunk_size=5000):
         if not text or not text.strip():
             continue
-        if vec and model == embedder.model_id and sha == text_fingerprint(text):
+        if has_vector and model == embedder.model_id and sha == text_fingerprint(text):
             continue
         stale.append((pk, text))
         if len(stale) >= limit:
@@ -89,42 +98,48 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
     return VectorCoverage(with_vectors=counts["total"] - counts["missing"], without_vectors=counts["missing"])
 
 
-def _queue_pairs(*, character_id: int, new_pks: list[int], embedder: Embedder) -> int:
-    """Cosine > DEDUP_COSINE pairs between new facts and the character's other open facts (same entity)."""
-    open_facts = list(
-        Fact.objects.filter(character_id=character_id, archived=False, absorbed=False).only(
-            "pk", "text", "entity", "embedding", "embedding_text_sha256", "embedding_model_id", "character_id"
-        )
+PAIR_CHUNK = 256  # new facts compared at once: 256 × 100k cosines is 100 MB of float32
+
+
+def fact_pairs_queue(*, character_id: int, new_pks: list[int], embedder: Embedder) -> int:
+    """Queue cosine > DEDUP_COSINE pairs between new facts and the character's other open facts (same
+    entity). Reads the vectors as plain values (no model instances for 100k rows) and compares the new
+    facts a chunk at a time; only the facts of a pair become instances."""
+    rows = (
+        Fact.objects.filter(character_id=character_id, archived=False, absorbed=False)
+        .order_by("pk")
+        .values_list("pk", "entity", "text", "embedding", "embedding_text_sha256", "embedding_model_id")
     )
-    by_entity: dict[str, list[tuple[Fact, np.ndarray]]] = {}
-    for fact in open_facts:
-        vec = stored_vector(
-            vector=fact.embedding,
-            text_sha256=fact.embedding_text_sha256,
-            model_id=fact.embedding_model_id,
-            text=fact.text,
-            embedder=embedder,
-        )
-        if vec is not None:
-            by_entity.setdefault(fact.entity, []).append((fact, vec))
+    by_entity: dict[str, tuple[list[int], list[np.ndarray]]] = {}
+    for pk, entity, text, vec, sha, model in rows.iterator(chunk_size=5000):
+        vector = stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, embedder=embedder)
+        if vector is not None:
+            keys, vectors = by_entity.setdefault(entity, ([], []))
+            keys.append(pk)
+            vectors.append(vector)
     wanted = set(new_pks)
-    queued = 0
-    for rows in by_entity.values():
-        facts = [f for f, _ in rows]
-        matrix = np.stack([v for _, v in rows]).astype(np.float32)
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        new_rows = [i for i, f in enumerate(facts) if f.pk in wanted]
+    found: list[tuple[int, int, float]] = []  # (new fact, other fact, cosine)
+    for keys, vectors in by_entity.values():
+        new_rows = [i for i, pk in enumerate(keys) if pk in wanted]
         if not new_rows:
             continue
-        sims = matrix[new_rows] @ matrix.T
-        for r, i in enumerate(new_rows):
-            for j in np.flatnonzero(sims[r] > DEDUP_COSINE):
-                if j == i or (facts[j].pk in wanted and j < i):
+        matrix = np.stack(vectors).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        for offset in range(0, len(new_rows), PAIR_CHUNK):
+            chunk = new_rows[offset : offset + PAIR_CHUNK]
+            sims = matrix[chunk] @ matrix.T
+            for r, j in zip(*np.nonzero(sims > DEDUP_COSINE), strict=True):
+                i = chunk[r]
+                if j == i or (keys[j] in wanted and j < i):
                     continue  # itself, or a new-new pair already seen from the other side
-                if dedup_pair_queue(
-                    character_id=character_id, candidate=facts[i], existing=facts[j], cosine=float(sims[r, j])
-                ):
-                    queued += 1
+                found.append((keys[i], keys[j], float(sims[r, j])))
+    facts = Fact.objects.in_bulk({pk for pair in found for pk in pair[:2]})
+    queued = 0
+    for candidate, existing, cosine in found:
+        if dedup_pair_queue(
+            character_id=character_id, candidate=facts[candidate], existing=facts[existing], cosine=cosine
+        ):
+            queued += 1
     return queued
 
 
@@ -162,8 +177,9 @@ def background_priority(nice: int = BACKFILL_NICE) -> Iterator[None]:
 def embedding_backfill(
     *, character_id: int, limit: int = 10_000, batch: int = BATCH, queue_pairs: bool = True
 ) -> BackfillReport:
-    """Embed up to ``limit`` stale facts of one character at background priority; each written batch
-    logs its rows as vector-only changes (recall fills them in place, no index rebuild)."""
+    """Embed up to ``limit`` stale facts, then uncovered raw turns, of one character at background
+    priority; each written batch logs its rows as vector-only changes (recall fills them in place, no
+    index rebuild)."""
     with background_priority():
         return _embedding_backfill(
             character_id=character_id, limit=limit, batch=batch, queue_pairs=queue_pairs
@@ -177,10 +193,56 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
         return report
     started = time.monotonic()
     todo = facts_needing_vectors(character_id=character_id, embedder=embedder, limit=limit)
+    new_pks = _embed_rows(
+        todo,
+        embedder=embedder,
+        batch=batch,
+        write=lambda rows: fact_vectors_write(character_id=character_id, rows=rows),
+    )
+    report.embedded = len(new_pks)
+    if len(todo) == len(new_pks) and len(todo) < limit:  # facts done (and the model still works)
+        turns = raw_turns_needing_vectors(
+            character_id=character_id, model_id=embedder.model_id, limit=limit - len(todo)
+        )
+        # A message with nothing to embed gets an empty marker row, so no backfill reads it again.
+        markers = [(pk, "", "", embedder.model_id) for pk, text in turns if not text.strip()]
+        raw_turn_vectors_write(character_id=character_id, rows=markers)
+        report.marked = len(markers)
+        embedded_turns = _embed_rows(
+            [(pk, text) for pk, text in turns if text.strip()],
+            embedder=embedder,
+            batch=batch,
+            write=lambda rows: raw_turn_vectors_write(character_id=character_id, rows=rows),
+        )
+        report.raw_turns = len(embedded_turns)
+        report.embedded += report.raw_turns
+    report.fact_pks = new_pks
+    if queue_pairs and new_pks:
+        report.pairs_queued = fact_pairs_queue(character_id=character_id, new_pks=new_pks, embedder=embedder)
+    report.seconds = time.monotonic() - started
+    logger.info(
+        "embedding backfill character=%s embedded=%d raw_turns=%d pairs=%d rate=%.0f/s",
+        character_id,
+        report.embedded,
+        report.raw_turns,
+        report.pairs_queued,
+        report.rate,
+    )
+    return report
+
+
+VectorWrite = Callable[[list[tuple[int, str, str, str]]], None]
+
+
+def _embed_rows(
+    todo: list[tuple[int, str]], *, embedder: Embedder, batch: int, write: VectorWrite
+) -> list[int]:
+    """Embed (pk, text) rows a batch at a time and ``write`` each batch's (pk, vector, text sha256, model
+    id) rows; returns the pks written (fewer than given when the model failed on the way)."""
     # Similar lengths together: less padding per ONNX batch (the graph pads to the longest string).
-    todo.sort(key=lambda row: len(row[1]))
+    todo = sorted(todo, key=lambda row: len(row[1]))
     chunks = [todo[offset : offset + batch] for offset in range(0, len(todo), batch)]
-    new_pks: list[int] = []
+    written: list[int] = []
     # The model embeds chunk i + 1 on its own threads while this thread writes chunk i.
     with ThreadPoolExecutor(1, thread_name_prefix="backfill-embed") as ahead:
         pending = ahead.submit(embedder.embed, [text for _, text in chunks[0]]) if chunks else None
@@ -194,25 +256,23 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
             pending = None
             if i + 1 < len(chunks):
                 pending = ahead.submit(embedder.embed, [text for _, text in chunks[i + 1]])
-            fact_vectors_write(
-                character_id=character_id,
-                rows=[
+            write(
+                [
                     (pk, encode_vector(vec), text_fingerprint(text), embedder.model_id)
                     for (pk, text), vec in zip(chunk, vectors, strict=True)
-                ],
+                ]
             )
-            new_pks.extend(pk for pk, _ in chunk)
-            report.embedded += len(chunk)
+            written.extend(pk for pk, _ in chunk)
         if pending is not None:
             pending.cancel()
-    if queue_pairs and new_pks:
-        report.pairs_queued = _queue_pairs(character_id=character_id, new_pks=new_pks, embedder=embedder)
-    report.seconds = time.monotonic() - started
-    logger.info(
-        "embedding backfill character=%s embedded=%d pairs=%d rate=%.0f/s",
-        character_id,
-        report.embedded,
-        report.pairs_queued,
-        report.rate,
-    )
-    return report
+    return written
+
+
+def raw_turn_vectors_prune_covered() -> int:
+    """Drop the vectors of raw turns that extraction has covered since (they left the pool)."""
+    dropped = 0
+    for character_id in RawTurnVector.objects.values_list("character_id", flat=True).distinct().order_by():
+        covered = raw_turns_covered_through(character_id=character_id)
+        if covered is not None:
+            dropped += raw_turn_vectors_prune(character_id=character_id, covered=covered)
+    return dropped

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
@@ -116,6 +116,24 @@ def raw_turns_covered_through(*, character_id: int) -> datetime | None:
     return row
 
 
+def _raw_turn_text(message: str) -> tuple[str, str] | None:
+    """(kind, text) of a raw-log message that belongs to the pool: a human or AI turn with text."""
+    try:
+        parsed = json.loads(message)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict) or parsed.get("type") not in RAW_TURN_KINDS:
+        return None
+    data = parsed.get("data")
+    text = message_text(data.get("content") if isinstance(data, dict) else None)
+    return (parsed["type"], text) if text.strip() else None
+
+
+def _uncovered_turns(*, character_id: int, covered: datetime | None) -> QuerySet[RawMessage]:
+    rows = RawMessage.objects.filter(character_id=character_id)
+    return rows.filter(timestamp__gt=covered) if covered is not None else rows
+
+
 def raw_turn_candidates(
     *,
     character_id: int,
@@ -125,41 +143,71 @@ def raw_turn_candidates(
     covered: datetime | None = None,
 ) -> Iterator[Candidate]:
     """Human and AI turns of the raw log later than what extraction has covered (tier ``raw_turn``, BM25
-    only), so recall answers from the first turn, before (or without) any LLM; ``after`` = (timestamp,
-    id) of the last row already read. Raw rows of one character are written under its lock, so their
-    timestamps grow in commit order and "later than the last one read" misses none."""
-    if keys is not None:
-        return  # raw turns change only by arriving and by being covered (see index_cache)
+    and, once the backfill has embedded them, cosine), so recall answers from the first turn, before
+    (or without) any LLM; ``after`` = (timestamp, id) of the last row already read. Raw rows of one
+    character are written under its lock, so their timestamps grow in commit order and "later than the
+    last one read" misses none. With ``keys``, only those turns (a vector the backfill logged)."""
     if covered is None:
         covered = raw_turns_covered_through(character_id=character_id)
-    rows = RawMessage.objects.filter(character_id=character_id)
-    if covered is not None:
-        rows = rows.filter(timestamp__gt=covered)
+    rows = _uncovered_turns(character_id=character_id, covered=covered)
+    if keys is not None:
+        rows = rows.filter(pk__in=list(keys))
     if after is not None:
         rows = rows.filter(Q(timestamp__gt=after[0]) | Q(timestamp=after[0], pk__gt=after[1]))
-    for pk, message, timestamp in (
-        rows.order_by("timestamp", "pk").values_list("pk", "message", "timestamp").iterator(chunk_size=CHUNK)
+    fields = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
+    for pk, message, timestamp, vec, sha, model in (
+        rows.order_by("timestamp", "pk").values_list(*fields).iterator(chunk_size=CHUNK)
     ):
-        try:
-            parsed = json.loads(message)
-        except ValueError:
+        turn = _raw_turn_text(message)
+        if turn is None:
             continue
-        if not isinstance(parsed, dict) or parsed.get("type") not in RAW_TURN_KINDS:
-            continue
-        data = parsed.get("data")
-        text = message_text(data.get("content") if isinstance(data, dict) else None)
-        if not text.strip():
-            continue
+        kind, text = turn
         yield Candidate(
             id=f"raw_{pk}",
             text=text,
             tier=RAW_TURN_TIER,
-            entity="master" if parsed["type"] == "human" else "neko",
+            entity="master" if kind == "human" else "neko",
             created_at=timestamp,
             event_start_at=timestamp,
+            vector=stored_vector(
+                vector=vec or "", text_sha256=sha or "", model_id=model or "", text=text, embedder=embedder
+            ),
             pool=RAW_TURN_POOL,
             key=pk,
         )
+
+
+VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")
+
+
+def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
+    """(pk, text) of uncovered raw-log messages without a vector of ``model_id``, oldest first; the text
+    is empty for a message with nothing to embed (the backfill marks it, so it is not read again).
+    The SQL test is the model id; a text fingerprint cannot go stale, as raw turns are never edited."""
+    covered = raw_turns_covered_through(character_id=character_id)
+    rows = (
+        _uncovered_turns(character_id=character_id, covered=covered)
+        .filter(Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id))
+        .order_by("timestamp", "pk")
+        .values_list("pk", "message")[:limit]
+    )
+    out = []
+    for pk, message in rows.iterator(chunk_size=CHUNK):
+        turn = _raw_turn_text(message)
+        out.append((pk, turn[1] if turn is not None else ""))
+    return out
+
+
+def characters_with_unvectored_turns(*, model_id: str) -> list[int]:
+    """Characters with an uncovered raw turn lacking a vector of ``model_id`` (one range probe each)."""
+    cursors = dict(ExtractionCursor.objects.values_list("character_id", "last_a_message_at"))
+    waiting = []
+    for character_id in Character.objects.order_by("pk").values_list("pk", flat=True):
+        rows = _uncovered_turns(character_id=character_id, covered=cursors.get(character_id))
+        missing = Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id)
+        if rows.filter(missing).exists():
+            waiting.append(character_id)
+    return waiting
 
 
 PoolReader = Callable[..., Iterator[Candidate]]

@@ -2,35 +2,85 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.conf import settings
 
+from nekomem.characters.locks import exclusive_work
 from nekomem.embeddings import configured_profile, get_embedder
 from nekomem.embeddings.profiles import get_profile
-from recall.backfill import characters_needing_vectors, embedding_backfill
+from recall.backfill import (
+    background_priority,
+    characters_needing_vectors,
+    embedding_backfill,
+    fact_pairs_queue,
+    raw_turn_vectors_prune_covered,
+)
+from recall.selectors import characters_with_unvectored_turns
 
-TICK_LIMIT = 2000  # facts per character per round: characters take turns within a tick
+logger = logging.getLogger(__name__)
+
+BACKFILL_TASK = "recall.tasks.embedding_backfill_tick"
+TICK_LIMIT = 2000  # rows per character per round: characters take turns within a tick
 TICK_SECONDS = 50.0  # a tick keeps embedding until this long has passed (the schedule runs every minute)
 
 
 def embedding_backfill_tick(*, budget: float = TICK_SECONDS) -> int:
-    """Embed missing vectors for every character that has some, round after round until none is left
-    or the tick's time is up (a large import then takes the CPU the machine spares, not one batch a
-    minute); returns how many were embedded."""
+    """Embed missing vectors (facts, then uncovered raw turns) for every character that has some,
+    round after round until none is left or the tick's time is up; returns how many were embedded.
+
+    One tick runs at a time across the cluster (a second would embed the same rows again). A tick
+    that runs out of time with work left enqueues the next one at once, so a large import takes the
+    CPU the machine spares without waiting for the schedule between ticks.
+    """
     if not settings.EMBEDDINGS_ENABLED:
         return 0
+    with exclusive_work("embedding-backfill") as held:
+        if not held:
+            return 0
+        embedded, unfinished = _tick(budget=budget)
+    if unfinished:
+        _enqueue_next_tick()
+    return embedded
+
+
+def _waiting(model_id: str) -> list[int]:
+    facts = characters_needing_vectors(model_id=model_id)
+    return facts + [c for c in characters_with_unvectored_turns(model_id=model_id) if c not in facts]
+
+
+def _tick(*, budget: float) -> tuple[int, bool]:
+    raw_turn_vectors_prune_covered()
     model_id = get_profile(configured_profile()).model_id
     # Asked by model id first, so an idle tick never loads the model (~1 s and ~120 MB per task worker).
-    waiting = characters_needing_vectors(model_id=model_id)
+    waiting = _waiting(model_id)
     if not waiting or get_embedder() is None:
-        return 0
+        return 0, False
     deadline = time.monotonic() + budget
     embedded = 0
+    new_facts: dict[int, list[int]] = {}
     while waiting and time.monotonic() < deadline:
         done = 0
         for character_id in waiting:
-            done += embedding_backfill(character_id=character_id, limit=TICK_LIMIT).embedded
-        embedded += done
-        waiting = characters_needing_vectors(model_id=model_id) if done else []
-    return embedded
+            report = embedding_backfill(character_id=character_id, limit=TICK_LIMIT, queue_pairs=False)
+            embedded += report.embedded
+            done += report.embedded + report.marked
+            new_facts.setdefault(character_id, []).extend(report.fact_pks)
+        waiting = _waiting(model_id) if done else []
+    # Paraphrase pairs once per tick: each comparison reads all of the character's open vectors.
+    embedder = get_embedder()
+    for character_id, pks in new_facts.items():
+        if pks and embedder is not None:
+            with background_priority():
+                fact_pairs_queue(character_id=character_id, new_pks=pks, embedder=embedder)
+    return embedded, bool(waiting)
+
+
+def _enqueue_next_tick() -> None:
+    from django_q.tasks import async_task
+
+    try:
+        async_task(BACKFILL_TASK, task_name="embedding-backfill-next", group="embedding-backfill")
+    except Exception:
+        logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")

@@ -21,6 +21,7 @@ the chat write path is the hot path, and every statement there is a round trip.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -94,6 +95,48 @@ def settle_lock(character_id: int) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+# Keys of ``exclusive_work`` in their own namespace, apart from the characters' settle locks.
+_WORK_NAMESPACE = 0x6E656B77  # "nekw"
+
+
+@contextmanager
+def exclusive_work(name: str) -> Iterator[bool]:
+    """Try to hold a process-spanning lock named ``name`` for the block, without waiting: yields True
+    when this caller holds it, False when another process (or thread) already does. For background
+    loops that must not run twice at once across the cluster, where a second copy would only redo the
+    first one's work.
+
+    A session-level advisory lock on PostgreSQL (so it holds across machines), a non-blocking
+    ``flock`` next to the SQLite database on the embedded default; both are released when the holder
+    dies.
+    """
+    if connection.vendor == "postgresql":
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_WORK_NAMESPACE, key])
+            held = bool(cursor.fetchone()[0])
+        try:
+            yield held
+        finally:
+            if held:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_WORK_NAMESPACE, key])
+        return
+    lock_dir = settings.VAR_DIR / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    db_name = os.path.basename(str(connection.settings_dict["NAME"]))
+    fd = os.open(str(lock_dir / f"{db_name}.work-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 @contextmanager

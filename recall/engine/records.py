@@ -8,7 +8,8 @@ from datetime import datetime
 import numpy as np
 
 TIERS_BM25 = frozenset({"fact", "reflection", "fact_archive", "raw_turn"})
-TIERS_COSINE = frozenset({"fact", "reflection"})  # the archive is searched by BM25 and time only (§2.5)
+# The archive is searched by BM25 and time only (§2.5); raw turns by cosine too once they have vectors.
+TIERS_COSINE = frozenset({"fact", "reflection", "raw_turn"})
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class Candidate:
 
     id: str
     text: str
-    tier: str  # fact | reflection | fact_archive
+    tier: str  # fact | reflection | fact_archive | raw_turn
     entity: str = "master"
     created_at: datetime | None = None
     event_start_at: datetime | None = None

@@ -143,12 +143,12 @@ def recall_query(*, name: str, request: RecallRequest, now: datetime | None = No
     return body
 
 
-def recall_failed_body(request_query: Any) -> dict[str, Any]:
+def recall_failed_body(request_query: Any, *, error_code: str = "hybrid_recall_failed") -> dict[str, Any]:
     """What any internal failure answers (reference §1.3): 200, no results, an error code."""
     return {
         "results": [],
         "query": request_query if isinstance(request_query, str) else "",
         "candidates_total": 0,
         "elapsed_ms": 0,
-        "error_code": "hybrid_recall_failed",
+        "error_code": error_code,
     }

@@ -1,0 +1,13 @@
+"""Recall's services: hybrid recall (``query``, reads only) and the raw turns' vector cache."""
+
+from recall.services.query import RecallRequest, hit_row, recall_failed_body, recall_query
+from recall.services.raw_vectors import raw_turn_vectors_prune, raw_turn_vectors_write
+
+__all__ = [
+    "RecallRequest",
+    "hit_row",
+    "raw_turn_vectors_prune",
+    "raw_turn_vectors_write",
+    "recall_failed_body",
+    "recall_query",
+]
