@@ -17,7 +17,14 @@ from recall.engine.columns import RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
 from recall.engine.fusion import rrf_fuse, score_fuse, top_rows
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
-from recall.engine.vectors import VectorBuilder, unit_rows, vectors_append, vectors_set
+from recall.engine.vectors import (
+    VectorBuilder,
+    unit_rows,
+    vectors_append,
+    vectors_requantize,
+    vectors_set,
+    with_room,
+)
 
 COARSE_CHUNK = 8192
 RESCORE_ROWS = 1000
@@ -115,7 +122,10 @@ class RecallIndex:
             shape, rows = state["matrix"]
             matrix = np.zeros(shape, dtype=np.float32)
             matrix[state["has_vector"]] = rows
-            state["matrix"] = matrix
+            state["matrix"] = with_room(matrix)
+        for name in ("q8", "q8_scale", "coarse"):
+            if state.get(name) is not None:
+                state[name] = with_room(state[name])
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -216,6 +226,9 @@ class RecallIndex:
         rows, has = unit_rows(given, self.dim)
         vectors_set(self, np.asarray(at, dtype=np.int64)[has], rows[has])
         self.filled_vectors += int(has.sum())
+        # An imported pool was built before its vectors: once the backfill has filled enough of them,
+        # the float32 matrix (every row read by every query) becomes the large-pool encoding.
+        vectors_requantize(self)
 
     @staticmethod
     def _floors(config: RecallConfig) -> dict[str, float]:

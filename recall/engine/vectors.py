@@ -67,33 +67,64 @@ class VectorBuilder:
         n = len(self.has)
         index.has_vector = np.frombuffer(self.has, dtype=np.int8).astype(bool) if n else np.zeros(0, bool)
         if self.count <= EXACT_COSINE_ROWS:
-            index.matrix = np.concatenate(self._exact) if self._exact else np.zeros((n, self.dim), np.float32)
+            # No vector at all (an import, before the backfill): zeros stay untouched pages until filled.
+            index.matrix = (
+                with_room(np.concatenate(self._exact)) if self._exact else zeros_with_room(n, self.dim)
+            )
             self._q8.clear()
             return
         q8, scale = np.concatenate(self._q8), np.concatenate(self._scale)
         self._q8.clear()
         self._scale.clear()
-        # The top principal directions of a sample of the vectors.
-        valid = np.flatnonzero(index.has_vector)
-        sample = valid[:: max(1, valid.size // 20_000)]
-        x = q8[sample].astype(np.float32) * scale[sample, None]
-        # Right singular vectors of the sample = eigenvectors of its Gram matrix (dim × dim): ~50× faster.
-        eigenvalues, eigenvectors = np.linalg.eigh((x.T @ x).astype(np.float64))
-        top = np.argsort(eigenvalues)[::-1][:COARSE_DIM]
-        projection = np.ascontiguousarray(eigenvectors[:, top].astype(np.float32))
-        coarse = np.empty((n, projection.shape[1]), dtype=np.float32)
-        for start in range(0, n, self.CHUNK):
-            part = slice(start, start + self.CHUNK)
-            coarse[part] = (q8[part].astype(np.float32) * scale[part, None]) @ projection
-        # The projection kept as int8 too, one scale per direction (the directions' spreads differ a lot):
-        # a quarter of the memory for ~6 ms more per query at 100k rows, well inside the budget.
-        column_scale = np.maximum(np.abs(coarse).max(axis=0), 1e-12) / 127.0
-        index.projection = np.ascontiguousarray(projection * column_scale[None, :].astype(np.float32))
-        index.coarse_scale = column_scale.astype(np.float32)
-        index.coarse = np.rint(coarse / column_scale[None, :]).astype(np.int8)
-        del coarse
-        index.matrix = None
-        index.q8, index.q8_scale = q8, scale
+        _encode_large(index, q8, scale)
+
+
+def _encode_large(index: RecallIndex, q8: np.ndarray, scale: np.ndarray) -> None:
+    """Give ``index`` the large-pool encoding of its int8 rows: a 64-d projection and coarse rows."""
+    n = q8.shape[0]
+    # The top principal directions of a sample of the vectors.
+    valid = np.flatnonzero(index.has_vector)
+    sample = valid[:: max(1, valid.size // 20_000)]
+    x = q8[sample].astype(np.float32) * scale[sample, None]
+    # Right singular vectors of the sample = eigenvectors of its Gram matrix (dim × dim): ~50× faster.
+    eigenvalues, eigenvectors = np.linalg.eigh((x.T @ x).astype(np.float64))
+    top = np.argsort(eigenvalues)[::-1][:COARSE_DIM]
+    projection = np.ascontiguousarray(eigenvectors[:, top].astype(np.float32))
+    coarse = np.empty((n, projection.shape[1]), dtype=np.float32)
+    for start in range(0, n, VectorBuilder.CHUNK):
+        part = slice(start, start + VectorBuilder.CHUNK)
+        coarse[part] = (q8[part].astype(np.float32) * scale[part, None]) @ projection
+    # The projection kept as int8 too, one scale per direction (the directions' spreads differ a lot):
+    # a quarter of the memory for ~6 ms more per query at 100k rows, well inside the budget.
+    column_scale = np.maximum(np.abs(coarse).max(axis=0), 1e-12) / 127.0
+    index.projection = np.ascontiguousarray(projection * column_scale[None, :].astype(np.float32))
+    index.coarse_scale = column_scale.astype(np.float32)
+    index.coarse = with_room(np.rint(coarse / column_scale[None, :]).astype(np.int8))
+    del coarse
+    index.matrix = None
+    index.q8, index.q8_scale = with_room(q8), with_room(scale)
+
+
+def vectors_requantize(index: RecallIndex) -> bool:
+    """Move an index still in float32 (exact cosine) to the int8 + coarse encoding once it holds more
+    than ``EXACT_COSINE_ROWS`` vectors; True when it did.
+
+    A build gives float32 only to a pool with few vectors, but an imported pool is built before the
+    backfill embeds it, so its vectors arrive later, in place, into a float32 matrix of zeros: at
+    200k rows that is 400 MB read by every query. The caller holds the index's lock.
+    """
+    if index.matrix is None or int(index.has_vector.sum()) <= EXACT_COSINE_ROWS:
+        return False
+    rows = index.matrix
+    q8 = np.empty(rows.shape, dtype=np.int8)
+    scale = np.empty(rows.shape[0], dtype=np.float32)
+    for start in range(0, rows.shape[0], VectorBuilder.CHUNK):
+        part = rows[start : start + VectorBuilder.CHUNK]
+        part_scale = np.maximum(np.abs(part).max(axis=1), 1e-12) / 127.0
+        q8[start : start + VectorBuilder.CHUNK] = np.rint(part / part_scale[:, None])
+        scale[start : start + VectorBuilder.CHUNK] = part_scale
+    _encode_large(index, q8, scale)
+    return True
 
 
 def unit_rows(vectors: Sequence[np.ndarray | None], dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +153,20 @@ def vectors_append(index: RecallIndex, rows: np.ndarray, has: np.ndarray) -> Non
     index.q8 = appended(index.q8, q8)
     index.q8_scale = appended(index.q8_scale, scale)
     index.coarse = appended(index.coarse, coarse)
+
+
+def with_room(array: np.ndarray) -> np.ndarray:
+    """``array`` as the front of a buffer with room for the next rows, so the first appends after a
+    build or a load fill the spare rows instead of copying the whole matrix (100 MB at 200k rows)."""
+    spare = max(1024, array.shape[0] // 64)
+    buffer = np.zeros((array.shape[0] + spare, *array.shape[1:]), dtype=array.dtype)
+    buffer[: array.shape[0]] = array
+    return buffer[: array.shape[0]]
+
+
+def zeros_with_room(n: int, dim: int) -> np.ndarray:
+    """An n × dim float32 matrix of zeros with spare rows, as ``with_room`` gives (never copied)."""
+    return np.zeros((n + max(1024, n // 64), dim), dtype=np.float32)[:n]
 
 
 def appended(array: np.ndarray, rows: np.ndarray) -> np.ndarray:
