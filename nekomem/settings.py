@@ -227,6 +227,10 @@ EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)
 EMBEDDING_MODEL_DIR = Path(os.environ.get("NEKOMEM_MODEL_DIR", BASE_DIR / "var" / "models"))
 # Recall indexes saved after a build, so a restarted worker loads one instead of rebuilding ("" = off).
 RECALL_SNAPSHOT_DIR = os.environ.get("NEKOMEM_RECALL_SNAPSHOT_DIR", str(VAR_DIR / "recall-index"))
+# How long a query waits for its character's index to be built (after an import: tens of seconds at
+# 100k rows) before it answers with no results and ``error_code: recall_index_building``; the build goes
+# on in the background. Unset (tests): the query builds inline and waits for it.
+RECALL_BUILD_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_BUILD_WAIT_SECONDS", "2"))
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
 from recall.engine import CONFIGS, DEFAULT
+from recall.index_cache import RecallIndexBuilding
 from recall.services import RecallRequest, recall_query
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,12 @@ def recall_playground(request: HttpRequest, name: str) -> HttpResponse:
         )
         try:
             answer = recall_query(name=character.name, request=asked)
+        except RecallIndexBuilding:
+            messages.info(
+                request,
+                "回忆索引正在建立（导入之后），请稍后再试。The recall index is being built (after an import);"
+                " try again in a moment.",
+            )
         except Exception:
             # As /query_memory: a failing recall is reported, never a server error page.
             logger.exception("recall playground failed character=%s", character.name)

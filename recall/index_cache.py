@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import Embedder, get_embedder, trim_heap
@@ -116,18 +117,93 @@ def _entry_at(
             if entry.version >= version or _catch_up(entry, character_id=character_id, embedder=embedder):
                 _maybe_compact(entry, character_id=character_id, embedder=embedder)
                 return entry
+    wait = settings.RECALL_BUILD_WAIT_SECONDS
+    if wait is None:
+        return _load_or_build(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+    with _lock:
+        build = _builds.get(character_id)
+        if build is None:
+            build = _builds[character_id] = _BuildThread(
+                character_id=character_id, stop_names=names, embedder=embedder, version=version
+            )
+            build.start()
+    build.join(wait)
+    if build.is_alive():
+        # An import (or a pruned log) of a large pool: serve what this process had meanwhile, or
+        # answer "building" rather than hold a chat request for the length of a build.
+        if entry is not None and entry.serves(model_id, names):
+            counters["stale_answers"] += 1
+            return entry
+        raise RecallIndexBuilding(character_id)
+    if build.error is not None:
+        raise build.error
+    assert build.entry is not None
+    if build.entry.version < version or not build.entry.serves(model_id, names):
+        # Built for an older version or another model: the next request catches up or builds again.
+        return _entry_at(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+    return build.entry
+
+
+class RecallIndexBuilding(Exception):
+    """The character's index is still being built; recall answers with no results meanwhile."""
+
+
+class _BuildThread(threading.Thread):
+    """One character's load-or-build, off the request: requests wait for it a bounded time."""
+
+    def __init__(
+        self, *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+    ) -> None:
+        super().__init__(name=f"recall-build-{character_id}", daemon=True)
+        self.character_id, self.stop_names, self.embedder, self.version = (
+            character_id,
+            stop_names,
+            embedder,
+            version,
+        )
+        self.entry: _Entry | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.entry = _load_or_build(
+                character_id=self.character_id,
+                stop_names=self.stop_names,
+                embedder=self.embedder,
+                version=self.version,
+            )
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            with _lock:
+                if _builds.get(self.character_id) is self:
+                    del _builds[self.character_id]
+            connection.close()
+
+
+_builds: dict[int, _BuildThread] = {}
+
+
+def _load_or_build(
+    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+) -> _Entry:
+    model_id = embedder.model_id if embedder is not None else None
     with _lock:
         build_lock = _build_locks.setdefault(character_id, threading.Lock())
     # One build per character at a time; concurrent requests wait and reuse it.
     with build_lock:
         with _lock:
             entry = _cache.get(character_id)
-        if entry is not None and entry.serves(model_id, names) and entry.version >= version:
+        if entry is not None and entry.serves(model_id, stop_names) and entry.version >= version:
             return entry
-        fresh = _load(character_id=character_id, stop_names=names, embedder=embedder)
+        fresh = _load(character_id=character_id, stop_names=stop_names, embedder=embedder)
         if fresh is None:
             fresh = _build(
-                character_id=character_id, stop_names=names, embedder=embedder, version=version, why="request"
+                character_id=character_id,
+                stop_names=stop_names,
+                embedder=embedder,
+                version=version,
+                why="request",
             )
         _store(character_id, fresh)
     return fresh

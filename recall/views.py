@@ -11,6 +11,7 @@ from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, 
 from nekomem.locale import resolve_language
 from recall.context import working_context_render
 from recall.engine import CONFIGS
+from recall.index_cache import RecallIndexBuilding
 from recall.rendering import render_recall_markdown
 from recall.services import RecallRequest, recall_failed_body, recall_query
 
@@ -92,6 +93,9 @@ def query_memory(request: HttpRequest, name: str) -> HttpResponse:
     try:
         body = recall_query(name=name, request=recall_request)
         failed = False
+    except RecallIndexBuilding:
+        logger.info("query_memory character=%s answered empty: its recall index is being built", name)
+        body, failed = recall_failed_body(recall_request.query, error_code="recall_index_building"), True
     except Exception:
         # Recall never fails the chat: any internal error is an empty answer with an error code.
         logger.exception("query_memory failed character=%s", name)

@@ -1,0 +1,73 @@
+"""A query never waits longer than ``RECALL_BUILD_WAIT_SECONDS`` for its character's index: while a
+large build runs (after an import) it answers with no results and says why, and the build goes on in
+the background; a stale index of the same character serves meanwhile where this process has one."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_changed
+from recall import index_cache
+from tests.recall.support import fact_entry, import_facts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+NAME = "小枫"
+
+
+def ask(client, query: str) -> dict:
+    answer = client.post(
+        f"/query_memory/{NAME}", data=json.dumps({"query": query}), content_type="application/json"
+    )
+    assert answer.status_code == 200
+    return answer.json()
+
+
+def wait_for_builds(seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while index_cache._builds and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not index_cache._builds
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=0.05)
+def test_a_query_during_a_long_build_answers_building_then_the_index(client, tmp_path: Path) -> None:
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry("主人养了一只橘猫，名字叫团子", now - timedelta(days=1))])
+    character = Character.objects.get(name=NAME)
+    build_lock = index_cache._build_locks.setdefault(character.pk, threading.Lock())
+    with build_lock:  # another build of this character holds the lock: this one cannot finish yet
+        started = time.monotonic()
+        body = ask(client, "橘猫团子")
+        assert time.monotonic() - started < 5
+        assert body["results"] == [] and body["error_code"] == "recall_index_building"
+    wait_for_builds()
+    body = ask(client, "橘猫团子")
+    assert "error_code" not in body
+    assert [r["text"] for r in body["results"]] == ["主人养了一只橘猫，名字叫团子"]
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=0.05)
+def test_a_stale_index_serves_while_its_rebuild_runs(client, tmp_path: Path) -> None:
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry("主人每天早上喝一杯冰美式", now - timedelta(days=1))])
+    character = Character.objects.get(name=NAME)
+    ask(client, "冰美式")  # builds (or loads) within the wait: the test's data is tiny
+    wait_for_builds()
+    assert [r["text"] for r in ask(client, "冰美式")["results"]] == ["主人每天早上喝一杯冰美式"]
+    character_memory_changed(character_id=character.pk)  # a change without detail: only a rebuild is safe
+    build_lock = index_cache._build_locks[character.pk]
+    with build_lock:
+        body = ask(client, "冰美式")
+        assert "error_code" not in body  # the index this process had answers meanwhile
+        assert [r["text"] for r in body["results"]] == ["主人每天早上喝一杯冰美式"]
+    wait_for_builds()
+    assert index_cache._cache[character.pk].version == Character.objects.get(pk=character.pk).memory_version
