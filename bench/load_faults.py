@@ -7,14 +7,17 @@ second in all. Every turn carries a unique marker, so afterwards the database te
 acknowledged turns were stored, and how often. Phases (``--phases``):
 
 - ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
-  and the cluster at the start and the end.
+  and the cluster at the start and the end, next to the recent window's size (messages per
+  character, max and mean) then: a window that grew tells data growth from memory the workers kept.
 - ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
   SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
   afterwards every acknowledged turn must be stored exactly once and every outbox op done.
 - ``provider``: an OpenAI-compatible provider on loopback answers every call with HTTP 500 for
-  ``--provider-down-minutes``, then answers again, under the same load: the chat path's latency in
-  both stretches (compare with ``mixed``), the jobs and outbox ops by status and reason at the end of
-  each, and whether the work finished afterwards with nobody stepping in.
+  ``--provider-down-minutes``, then answers each prompt kind validly (``bench/provider_script.py``:
+  a summary, a review of the dialogue it was sent, a fact, a decision per pair, …), under the same
+  load: the chat path's latency in both stretches (compare with ``mixed``), the jobs and outbox ops
+  by status and reason at the end of each, whether the work finished afterwards with nobody
+  stepping in, and the calls by prompt kind once it was back.
 - ``outage``: on a PostgreSQL server and a Redis of the bench's own (other ports, so the machine's
   services are untouched), PostgreSQL is restarted and Redis stopped for a while during the load:
   requests must fail as JSON 503 (no HTML, no traceback), recover by themselves, lose no
@@ -51,6 +54,7 @@ from urllib.parse import quote
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.provider_script import HealthyProvider  # noqa: E402
 from bench.shared_data import conversation, turns  # noqa: E402
 from tests.support.server_process import (  # noqa: E402
     ServerProcess,
@@ -290,20 +294,35 @@ def integrity_row(backend: str, phase: str, tally: Tally, server: ServerProcess)
     ]
 
 
+def window_sizes(server: ServerProcess) -> str:
+    """Recent-window messages per load character, ``max / mean``: what every ``/new_dialog`` renders."""
+    assert server.database is not None
+    counts = [
+        int(n)
+        for (n,) in server.database.query(
+            "SELECT COUNT(*) FROM recent_recentmessage m JOIN characters_character c "
+            "ON c.id = m.character_id WHERE c.name LIKE %s GROUP BY m.character_id",
+            ["load%"],
+        )
+    ]
+    return f"{max(counts)} / {statistics.fmean(counts):.1f}" if counts else "-"
+
+
 def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
     server.start()
     _warm, warm_clients = run_load(server.port, 15, args.rate, lines)
     for client in warm_clients:
         client.join()
-    rss_start = rss_mb(server)
+    rss_start, window_start = rss_mb(server), window_sizes(server)
     tally, clients = run_load(server.port, args.minutes * 60, args.rate, lines)
     for client in clients:
         client.join()
-    rss_end = rss_mb(server)
+    rss_end, window_end = rss_mb(server), window_sizes(server)
     rss = [
         [backend, role, f"{rss_start.get(role, 0):.0f}", f"{rss_end.get(role, 0):.0f}"]
         for role in sorted(set(rss_start) | set(rss_end))
     ]
+    rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end])
     integrity = integrity_row(backend, "mixed", tally, server)
     return [*route_rows(backend, "mixed", tally), ["integrity", *integrity]], rss
 
@@ -456,14 +475,15 @@ def work_summary(server: ServerProcess) -> tuple[str, str]:
 
 
 def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> list:
-    from tests.support.llm_server import ScriptedLLMServer, error, json_content
+    from tests.support.llm_server import ScriptedLLMServer, error
 
     provider = ScriptedLLMServer()
     provider.allow_unexpected = True
     healthy = threading.Event()
-    # Healthy, it answers every prompt with an empty JSON list: valid for extraction and the checks
-    # (nothing to extract), so each waiting job can finish.
-    provider.fallback = lambda _body: json_content([]) if healthy.is_set() else error(500, message="down")
+    # Healthy, it answers each prompt kind in the shape its layer accepts (a summary, a review, facts,
+    # decisions), so compression, review and the rest succeed instead of failing on to dead letters.
+    answers = HealthyProvider()
+    provider.fallback = lambda body: answers.answer(body) if healthy.is_set() else error(500, message="down")
     provider.start()
     try:
         server.extra_env.update(
@@ -483,7 +503,7 @@ def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace
         for client in clients:
             client.join()
         integrity = integrity_row(backend, "provider", tally_down, server)
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + args.settle_seconds
         while time.monotonic() < deadline:
             jobs_up, ops_up = work_summary(server)
             if "waiting" not in jobs_up and "pending" not in ops_up and "waiting" not in ops_up:
@@ -491,7 +511,7 @@ def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace
             time.sleep(5)
         print(
             f"provider {backend}: {calls_down} calls failed in {down_minutes:g} min; "
-            f"{len(provider.requests) - calls_down} calls after it came back",
+            f"{len(provider.requests) - calls_down} calls after it came back ({answers.counts()})",
             file=sys.stderr,
         )
         return [
@@ -528,6 +548,12 @@ def main() -> None:
     parser.add_argument("--redis-down-seconds", type=float, default=10.0)
     parser.add_argument("--provider-down-minutes", type=float, default=10.0)
     parser.add_argument("--provider-up-minutes", type=float, default=3.0)
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=300.0,
+        help="how long the provider phase waits, after its load, for the jobs and ops left to finish",
+    )
     parser.add_argument(
         "--characters",
         type=int,
@@ -606,7 +632,7 @@ def main() -> None:
         )
     if rss_rows:
         print_table(
-            "Resident memory (MB), start and end of the mixed load",
+            "Resident memory (MB) and recent-window size, start and end of the mixed load",
             ["backend", "processes", "start", "end"],
             rss_rows,
         )

@@ -4,6 +4,11 @@ Above 20 ordinary messages the head (everything but the last 9, the old memo inc
 into one leading ``system`` memo. The LLM runs outside any database transaction; the splice re-reads
 the window under the settle lock and replaces the head only if the snapshot is still, exactly, the
 head — otherwise the summary is discarded ("moot"). A failure leaves the window as it was.
+
+The 60,000-token hard cap (§3.1.4) keeps the prompt bounded while summarising keeps failing: with a
+provider, once the job dead-letters (a retry may still succeed until then); without one, summarising
+cannot run at all, so the cap applies for as long as the job waits for a provider. The raw log keeps
+every message either way.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
-from nekomem.journal.jobs import no_provider_reason
-from nekomem.journal.models import Job
-from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
+from nekomem.journal.jobs import job_run, no_provider_reason
+from nekomem.journal.models import Job, WorkStatus
+from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json, provider_status
 from nekomem.locale import master_display_name, resolve_language
 from nekomem.textproc import count_tokens, truncate_head_tail, truncate_tokens
 from recent import prompts
@@ -269,12 +274,19 @@ def splice_memo(
 
 
 def window_hard_cap(*, character_id: int) -> int:
-    """Last resort after compression dead-lettered: drop the oldest non-memo messages while the raw
-    content is over 60,000 tokens, keeping the memo and the last 10. Returns how many were dropped."""
+    """Drop the oldest non-memo messages while the raw content is over 60,000 tokens, keeping the memo
+    and the last 10. Returns how many were dropped.
+
+    The last resort of §3.1.4: after compression dead-lettered, and while it waits for a provider.
+    A window under the cap is seen by one read, without taking the settle lock."""
+    if not _over_hard_cap(
+        RecentMessage.objects.filter(character_id=character_id).values_list("data", flat=True)
+    ):
+        return 0
     with settle_lock(character_id), transaction.atomic():
         lock_character(character_id)
         window = list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
-        sizes = [count_tokens(content_text(row.data.get("content"))) for row in window]
+        sizes = [_raw_tokens(row.data) for row in window]
         total = sum(sizes)
         start = 1 if window and window[0].type == RecentMessage.Kind.SYSTEM else 0
         droppable = range(start, max(start, len(window) - HISTORY_MAX_ITEMS))
@@ -290,6 +302,19 @@ def window_hard_cap(*, character_id: int) -> int:
             "recent hard cap character=%s dropped=%d tokens_left=%d", character_id, len(dropped), total
         )
     return len(dropped)
+
+
+def _raw_tokens(data: dict[str, Any]) -> int:
+    return count_tokens(content_text(data.get("content")))
+
+
+def _over_hard_cap(datas: Any) -> bool:
+    total = 0
+    for data in datas:
+        total += _raw_tokens(data)
+        if total > HARD_CAP_TOKENS:
+            return True
+    return False
 
 
 def compress_inline(*, character_id: int) -> str | None:
@@ -309,25 +334,49 @@ def compress_inline(*, character_id: int) -> str | None:
     return "moot" if result.outcome == "moot" else None
 
 
-def compress_request(*, character_id: int) -> Job | None:
-    """Ask for a background compression when the window is over the threshold."""
+def compress_request(*, character_id: int, run_here: bool = False) -> Job | None:
+    """Ask for a compression when the window is over the threshold.
+
+    A new job is enqueued, or with ``run_here`` (idle maintenance, already in a worker) run at once.
+    A job already waiting for a provider that is still missing cannot summarise this window either,
+    so the hard cap holds it meanwhile: it is what keeps ``/new_dialog`` bounded without a provider.
+    """
     count = RecentMessage.objects.filter(character_id=character_id).count()
     if count <= COMPRESS_THRESHOLD_ITEMS:
         return None
-    job, _ = recent_job_request(character_id=character_id, kind=COMPRESS_JOB)
+    job, created = recent_job_request(character_id=character_id, kind=COMPRESS_JOB, enqueue=not run_here)
+    if created and run_here:
+        job_run(job_id=job.pk)
+    elif not created and _waits_for_provider(job):
+        window_hard_cap(character_id=character_id)
     return job
+
+
+def _waits_for_provider(job: Job) -> bool:
+    """The job is parked until a summary provider is configured, and none is yet (once one is, the
+    sweep runs the job and the summariser folds the window into a memo: nothing to cap)."""
+    return (
+        job.status == WorkStatus.WAITING
+        and job.waiting_reason == no_provider_reason(SUMMARY_TIER)
+        and provider_status(SUMMARY_TIER) is not None
+    )
 
 
 def compress_job_handle(job: Job) -> str:
     """One run of a compression job (the kernel counts failures and parks it without a provider)."""
     try:
         return window_compress(character_id=job.character_id).outcome
+    except LLMUnavailable:
+        # The kernel parks the job until a provider is configured; until then nothing can summarise,
+        # so the window is held to the hard cap instead of growing with every turn.
+        window_hard_cap(character_id=job.character_id)
+        raise
     except Exception as exc:
-        if not isinstance(exc, LLMError | LLMUnavailable):
+        if not isinstance(exc, LLMError):
             logger.exception("recent compress job %s crashed", job.pk)
         raise
 
 
 def compress_job_dead(job: Job) -> None:
-    """The hard cap applies only once the job dead-letters: raw history is never dropped earlier."""
+    """With a provider, the hard cap waits for the dead letter: a retry may still summarise."""
     window_hard_cap(character_id=job.character_id)

@@ -7,11 +7,9 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from nekomem.characters.models import Character
-from nekomem.journal.jobs import job_run
 from nekomem.journal.selectors import job_latest
-from recent.compression import COMPRESS_THRESHOLD_ITEMS, window_hard_cap
-from recent.jobs import COMPRESS_JOB, recent_job_request
-from recent.models import RecentMessage
+from recent.compression import compress_request, window_hard_cap
+from recent.jobs import COMPRESS_JOB
 from recent.review import review_maybe_spawn
 
 IDLE_AFTER = timedelta(seconds=10)
@@ -45,8 +43,5 @@ def _idle_compress(*, character_id: int) -> None:
     if last is not None and last.status == last.Status.DEAD:
         # Covers a worker that died between dead-lettering the job and applying the cap.
         window_hard_cap(character_id=character_id)
-    if RecentMessage.objects.filter(character_id=character_id).count() <= COMPRESS_THRESHOLD_ITEMS:
-        return
-    job, created = recent_job_request(character_id=character_id, kind=COMPRESS_JOB, enqueue=False)
-    if created:
-        job_run(job_id=job.pk)
+    # A new job runs here, in this worker; one waiting for a provider gets the window capped instead.
+    compress_request(character_id=character_id, run_here=True)
