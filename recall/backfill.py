@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+from django.db.models import Count, Max, Q
 
+from facts.models import RECALL_POOL as FACTS_POOL
 from facts.models import Fact
 from facts.services import dedup_pair_queue, fact_vectors_write
+from nekomem.characters.models import MemoryChange
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
 from nekomem.runtime.status import VectorCoverage
-from recall.models import RawTurnVector
+from recall.models import PairsCursor, RawTurnVector
 from recall.selectors import raw_turns_covered_through, raw_turns_needing_vectors, stored_vector
 from recall.services import raw_turn_vectors_prune, raw_turn_vectors_write
 
@@ -56,23 +58,23 @@ class BackfillReport:
 
 
 def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) -> list[tuple[int, str]]:
-    """(pk, text) of facts whose vector is missing, of another model, or of an older text."""
-    rows = (
-        Fact.objects.filter(character_id=character_id)
-        .annotate(has_vector=ExpressionWrapper(~Q(embedding=""), output_field=BooleanField()))
-        .order_by("pk")
-        # The vectors themselves stay in the database: 1 KB a row, read 100k times per call otherwise.
-        .values_list("pk", "text", "has_vector", "embedding_text_sha256", "embedding_model_id")
-    )
-    stale: list[tuple[int, str]] = []
-    for pk, text, has_vector, sha, model in rows.iterator(chunk_size=5000):
-        if not text or not text.strip():
-            continue
-        if has_vector and model == embedder.model_id and sha == text_fingerprint(text):
-            continue
-        stale.append((pk, text))
-        if len(stale) >= limit:
-            break
+    """(pk, text) of facts whose vector is missing or of another model (found by SQL); once there are
+    none, those whose vector is of an older text (each text's fingerprint recomputed)."""
+    facts = Fact.objects.filter(character_id=character_id).order_by("pk")
+    missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
+    stale = [
+        (pk, text)
+        for pk, text in facts.filter(missing).values_list("pk", "text")[:limit].iterator(chunk_size=5000)
+        if text and text.strip()
+    ]
+    if stale:
+        return stale
+    rows = facts.values_list("pk", "text", "embedding_text_sha256")  # the vectors stay in the database
+    for pk, text, sha in rows.iterator(chunk_size=5000):
+        if text and text.strip() and sha != text_fingerprint(text):
+            stale.append((pk, text))
+            if len(stale) >= limit:
+                break
     return stale
 
 
@@ -141,6 +143,45 @@ def fact_pairs_queue(*, character_id: int, new_pks: list[int], embedder: Embedde
         ):
             queued += 1
     return queued
+
+
+PAIRS_PASS_FACTS = 20_000  # newly embedded facts compared in one pass (a pass re-reads every open vector)
+
+
+def fact_pairs_pass(*, character_id: int, embedder: Embedder, limit: int = PAIRS_PASS_FACTS) -> int:
+    """Queue the paraphrase pairs of the facts whose vectors were written since the character's pairs
+    cursor (read from the memory-change log), up to ``limit`` of them; returns how many pairs."""
+    cursor, _ = PairsCursor.objects.get_or_create(character_id=character_id)
+    rows = list(
+        MemoryChange.objects.filter(
+            character_id=character_id, pool=FACTS_POOL, vector_only=True, version__gt=cursor.through_version
+        )
+        .order_by("version")
+        .values_list("version", "row")[: limit + 1]
+    )
+    if not rows:
+        return 0
+    if len(rows) > limit:  # whole versions only: the cursor then says exactly what was compared
+        last = rows[-1][0]
+        rows = [row for row in rows if row[0] != last] or [row for row in rows if row[0] == last]
+    new_pks = sorted({pk for _, pk in rows if pk is not None})
+    queued = fact_pairs_queue(character_id=character_id, new_pks=new_pks, embedder=embedder) if new_pks else 0
+    PairsCursor.objects.filter(character_id=character_id).update(through_version=rows[-1][0])
+    logger.info("paraphrase pairs character=%s facts=%d pairs=%d", character_id, len(new_pks), queued)
+    return queued
+
+
+def characters_with_pairs_pending() -> list[int]:
+    """Characters with fact vectors written after their pairs cursor."""
+    through = dict(PairsCursor.objects.values_list("character_id", "through_version"))
+    written = (
+        MemoryChange.objects.filter(pool=FACTS_POOL, vector_only=True)
+        .values("character_id")
+        .annotate(last=Max("version"))
+        .values_list("character_id", "last")
+        .order_by()
+    )
+    return sorted(character_id for character_id, last in written if last > through.get(character_id, 0))
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from recall.engine import RecallIndex
 from recall.selectors import (
     RAW_TURN_POOL,
     RECALL_POOLS,
+    PoolReader,
     character_incarnation,
     character_memory_version,
     memory_changes_since,
@@ -62,6 +63,7 @@ class _Entry:
     raw_covered: datetime | None = None
     raw_built_covered: datetime | None = None  # the cursor read before the build read the raw turns
     saving: bool = False
+    filling: bool = False  # a thread is filling the index's deferred vectors
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
@@ -76,20 +78,28 @@ _build_locks: dict[int, threading.Lock] = {}
 
 
 def recall_index(
-    *, character_id: int, stop_names: list[str], embedder: Embedder | None, version: int | None = None
+    *,
+    character_id: int,
+    stop_names: list[str],
+    embedder: Embedder | None,
+    version: int | None = None,
+    patient: bool = False,
 ) -> RecallIndex:
     """The character's index, brought up to ``version`` (by the logged rows, or rebuilt) and to the raw
     log's uncovered turns.
 
     ``version`` is the ``memory_version`` the caller read (before this call) with the character;
-    without it, it is read here.
+    without it, it is read here. A request waits for a build at most ``RECALL_BUILD_WAIT_SECONDS``
+    (then ``RecallIndexBuilding``); a ``patient`` caller (a warm-up, off the request path) builds here.
     """
     if version is None:
         version = character_memory_version(character_id=character_id)
     if version is None:
         return RecallIndex([])
     names = tuple(stop_names)
-    entry = _entry_at(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+    entry = _entry_at(
+        character_id=character_id, stop_names=names, embedder=embedder, version=version, patient=patient
+    )
     with entry.lock:
         if _raw_turns_sync(entry, character_id=character_id, embedder=embedder):
             return entry.index
@@ -102,7 +112,12 @@ def recall_index(
 
 
 def _entry_at(
-    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+    *,
+    character_id: int,
+    stop_names: tuple[str, ...],
+    embedder: Embedder | None,
+    version: int,
+    patient: bool = False,
 ) -> _Entry:
     model_id = embedder.model_id if embedder is not None else None
     names = stop_names
@@ -118,7 +133,7 @@ def _entry_at(
                 _maybe_compact(entry, character_id=character_id, embedder=embedder)
                 return entry
     wait = settings.RECALL_BUILD_WAIT_SECONDS
-    if wait is None:
+    if wait is None or patient:
         return _load_or_build(character_id=character_id, stop_names=names, embedder=embedder, version=version)
     with _lock:
         build = _builds.get(character_id)
@@ -325,7 +340,12 @@ def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
 
 
 def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
-    """Apply the logged changes after the entry's version; False when only a rebuild is safe."""
+    """Apply the logged changes after the entry's version; False when only a rebuild is safe.
+
+    Changed rows are applied here; vectors alone (the backfill's batches) are only noted, and a
+    thread fills them in, off the request: a row without its vector yet is just not in the cosine
+    pool for a moment, as it was before the vector was written.
+    """
     started = time.monotonic()
     changes = memory_changes_since(character_id=character_id, version=entry.version)
     if not changes.complete:
@@ -335,21 +355,20 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
     )
     if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in (*changes.rows, *changes.vectors)):
         return False
+    defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
     for pool, reader in RECALL_POOLS.items():
         changed = changes.rows.get(pool, set())
         vector_keys = changes.vectors.get(pool, set()) - changed
+        if vector_keys and defer:
+            entry.index.defer_vectors(pool, vector_keys)
+            vector_keys = set()
         if not changed and not vector_keys:
             continue
-        current = {
-            c.key: c
-            for c in reader(character_id=character_id, embedder=embedder, keys=changed | vector_keys)
-            if c.key is not None
-        }
         entry.index.apply(
             pool=pool,
-            upserts=[current[key] for key in sorted(changed) if key in current],
-            removed=[key for key in changed if key not in current],
-            vectors={key: current[key].vector for key in vector_keys if key in current},
+            **_current_rows(
+                reader, character_id=character_id, embedder=embedder, rows=changed, vectors=vector_keys
+            ),
         )
     entry.version = changes.through
     counters["deltas"] += 1
@@ -361,7 +380,61 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
         entry.version,
         (time.monotonic() - started) * 1000,
     )
+    if entry.index.deferred_vectors and not entry.filling:
+        entry.filling = True
+        threading.Thread(
+            target=_fill_deferred_vectors,
+            kwargs={"entry": entry, "character_id": character_id, "embedder": embedder},
+            name=f"recall-vectors-{character_id}",
+            daemon=True,
+        ).start()
     return True
+
+
+def _current_rows(
+    reader: PoolReader, *, character_id: int, embedder: Embedder | None, rows: set[int], vectors: set[int]
+) -> dict:
+    """``RecallIndex.apply`` arguments for changed ``rows`` and ``vectors`` of one pool, as stored now."""
+    current = {
+        c.key: c
+        for c in reader(character_id=character_id, embedder=embedder, keys=rows | vectors)
+        if c.key is not None
+    }
+    return {
+        "upserts": [current[key] for key in sorted(rows) if key in current],
+        "removed": [key for key in rows if key not in current],
+        "vectors": {key: current[key].vector for key in vectors if key in current},
+    }
+
+
+FILL_BATCH = 2000
+
+
+def _fill_deferred_vectors(*, entry: _Entry, character_id: int, embedder: Embedder | None) -> None:
+    """Fill the vectors a catch-up noted, a batch at a time; the index is locked only to fill.
+    A vector read just before an edit of its row is replaced by the edit's own change (the edited
+    text's vector is written, and logged, after it)."""
+    try:
+        while taken := entry.index.take_deferred_vectors(FILL_BATCH):
+            for pool, keys in taken.items():
+                entry.index.apply(
+                    pool=pool,
+                    **_current_rows(
+                        RECALL_POOLS[pool],
+                        character_id=character_id,
+                        embedder=embedder,
+                        rows=set(),
+                        vectors=keys,
+                    ),
+                )
+                counters["deferred_vectors"] += len(keys)
+    except Exception:
+        logger.exception(
+            "recall vectors not filled character=%s (the next compaction has them)", character_id
+        )
+    finally:
+        entry.filling = False
+        connection.close()
 
 
 def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> None:
@@ -440,6 +513,7 @@ def recall_indexes_warm_up() -> None:
             stop_names=character.stop_names,
             embedder=embedder,
             version=character.memory_version,
+            patient=True,
         )
 
 

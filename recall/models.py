@@ -35,3 +35,18 @@ class RawTurnVector(models.Model):
 
     def __str__(self) -> str:
         return f"raw turn {self.raw_id} ({self.embedding_model_id or 'no model'})"
+
+
+class PairsCursor(models.Model):
+    """How far the paraphrase-pair pass has read a character's vector writes (``MemoryChange``
+    versions): facts whose vectors were written after it are compared with the others next.
+
+    The pass runs once a character's vectors are all in, so after a large import the vectors (what
+    queries use) are not held up by the pairs (quadratic in the facts: minutes at 100k).
+    """
+
+    character = models.OneToOneField(Character, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    through_version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"pairs of character {self.character_id} through version {self.through_version}"

@@ -153,7 +153,9 @@ def raw_turn_candidates(
     if keys is not None:
         rows = rows.filter(pk__in=list(keys))
     if after is not None:
-        rows = rows.filter(Q(timestamp__gt=after[0]) | Q(timestamp=after[0], pk__gt=after[1]))
+        # "(timestamp, id) > after", written so that the first condition is a range of the
+        # (character, timestamp, id) index: an OR alone made every request scan the uncovered turns.
+        rows = rows.filter(timestamp__gte=after[0]).filter(Q(timestamp__gt=after[0]) | Q(pk__gt=after[1]))
     fields = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
     for pk, message, timestamp, vec, sha, model in (
         rows.order_by("timestamp", "pk").values_list(*fields).iterator(chunk_size=CHUNK)
@@ -181,14 +183,15 @@ VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")
 
 
 def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
-    """(pk, text) of uncovered raw-log messages without a vector of ``model_id``, oldest first; the text
-    is empty for a message with nothing to embed (the backfill marks it, so it is not read again).
+    """(pk, text) of uncovered raw-log messages without a vector of ``model_id``, newest first (the turns
+    extraction reaches last stay in the pool longest, and recent turns are the likelier answers); the
+    text is empty for a message with nothing to embed (the backfill marks it, so it is not read again).
     The SQL test is the model id; a text fingerprint cannot go stale, as raw turns are never edited."""
     covered = raw_turns_covered_through(character_id=character_id)
     rows = (
         _uncovered_turns(character_id=character_id, covered=covered)
         .filter(Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id))
-        .order_by("timestamp", "pk")
+        .order_by("-timestamp", "-pk")
         .values_list("pk", "message")[:limit]
     )
     out = []

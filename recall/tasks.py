@@ -13,8 +13,9 @@ from nekomem.embeddings.profiles import get_profile
 from recall.backfill import (
     background_priority,
     characters_needing_vectors,
+    characters_with_pairs_pending,
     embedding_backfill,
-    fact_pairs_queue,
+    fact_pairs_pass,
     raw_turn_vectors_prune_covered,
 )
 from recall.selectors import characters_with_unvectored_turns
@@ -55,25 +56,26 @@ def _tick(*, budget: float) -> tuple[int, bool]:
     model_id = get_profile(configured_profile()).model_id
     # Asked by model id first, so an idle tick never loads the model (~1 s and ~120 MB per task worker).
     waiting = _waiting(model_id)
-    if not waiting or get_embedder() is None:
+    pairs = characters_with_pairs_pending()
+    if not (waiting or pairs) or get_embedder() is None:
         return 0, False
     deadline = time.monotonic() + budget
     embedded = 0
-    new_facts: dict[int, list[int]] = {}
     while waiting and time.monotonic() < deadline:
         done = 0
         for character_id in waiting:
             report = embedding_backfill(character_id=character_id, limit=TICK_LIMIT, queue_pairs=False)
             embedded += report.embedded
             done += report.embedded + report.marked
-            new_facts.setdefault(character_id, []).extend(report.fact_pks)
         waiting = _waiting(model_id) if done else []
-    # Paraphrase pairs once per tick: each comparison reads all of the character's open vectors.
+    # Paraphrase pairs only for characters whose vectors are all in: after a large import the pairs
+    # (every new fact against every other) would otherwise hold up the vectors queries need.
     embedder = get_embedder()
-    for character_id, pks in new_facts.items():
-        if pks and embedder is not None:
-            with background_priority():
-                fact_pairs_queue(character_id=character_id, new_pks=pks, embedder=embedder)
+    for character_id in characters_with_pairs_pending():
+        if character_id in waiting or time.monotonic() >= deadline or embedder is None:
+            continue
+        with background_priority():
+            fact_pairs_pass(character_id=character_id, embedder=embedder)
     return embedded, bool(waiting)
 
 

@@ -26,7 +26,6 @@ from recall.engine.vectors import (
     with_room,
 )
 
-COARSE_CHUNK = 8192
 RESCORE_ROWS = 1000
 
 
@@ -35,7 +34,7 @@ class RecallIndex:
 
     Built in one pass over the candidates (an iterator is fine: a 100k-row pool is never held as
     Python objects), into columns: texts and ids as UTF-8 buffers, times as int64, vectors as float32
-    (≤ ``EXACT_COSINE_ROWS`` rows: exact cosine) or int8 + a 64-d projection (coarse then exact).
+    (≤ ``EXACT_COSINE_ROWS`` rows: exact cosine) or int8 + a 64-d float32 projection (coarse then exact).
 
     Changes arrive as rows (``apply``): a changed or removed row is tombstoned, a new or changed one is
     appended, and a vector alone is filled in place. BM25 statistics follow the live rows exactly, and
@@ -45,7 +44,6 @@ class RecallIndex:
 
     matrix: np.ndarray | None
     coarse: np.ndarray | None
-    coarse_scale: np.ndarray | None
     projection: np.ndarray | None
     q8: np.ndarray | None
     q8_scale: np.ndarray | None
@@ -63,10 +61,13 @@ class RecallIndex:
         self.stop_names = tuple(stop_names)
         self.views = {name: Bm25View(LEXICAL_VIEWS[name], (), self.stop_names) for name in views}
         self.rows = RowStore()
-        self.matrix = self.coarse = self.coarse_scale = self.projection = self.q8 = self.q8_scale = None
+        self.matrix = self.coarse = self.projection = self.q8 = self.q8_scale = None
         self._row_of: dict[tuple[str, int], int] = {}
         self.changed_rows = 0  # rows tombstoned or appended since the build
         self.filled_vectors = 0  # vectors filled in place since the build
+        # pool → keys whose new vector is logged but not filled in yet (``defer_vectors``): part of the
+        # index's state, so a saved index remembers them too.
+        self.deferred_vectors: dict[str, set[int]] = {}
         vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
         unvectored = 0  # rows seen before the first vector tells the dimension
         starts, ends, order = array("d"), array("d"), array("q")
@@ -180,6 +181,24 @@ class RecallIndex:
             if vectors:
                 self._fill_vectors(pool, vectors)
 
+    def defer_vectors(self, pool: str, keys: Iterable[int]) -> None:
+        """Note rows of ``pool`` whose vector changed, to be filled later (``fill_vectors``)."""
+        with self.lock:
+            self.deferred_vectors.setdefault(pool, set()).update(keys)
+
+    def take_deferred_vectors(self, limit: int) -> dict[str, set[int]]:
+        """Up to ``limit`` deferred keys, by pool, taken off the list (the caller fills them)."""
+        taken: dict[str, set[int]] = {}
+        with self.lock:
+            for pool in list(self.deferred_vectors):
+                keys = self.deferred_vectors[pool]
+                while keys and limit > 0:
+                    taken.setdefault(pool, set()).add(keys.pop())
+                    limit -= 1
+                if not keys:
+                    del self.deferred_vectors[pool]
+        return taken
+
     def _tombstone(self, row: int) -> None:
         _, text = self.rows.strings[row]
         for view in self.views.values():
@@ -242,11 +261,7 @@ class RecallIndex:
             return self.matrix @ q
         assert self.coarse is not None and self.projection is not None
         assert self.q8 is not None and self.q8_scale is not None
-        projected = q @ self.projection
-        approx = np.empty(self.coarse.shape[0], dtype=np.float32)
-        for start in range(0, approx.size, COARSE_CHUNK):  # int8 → float32 a cache-sized block at a time
-            block = self.coarse[start : start + COARSE_CHUNK].astype(np.float32)
-            approx[start : start + COARSE_CHUNK] = block @ projected
+        approx = self.coarse @ (q @ self.projection)
         approx[~pool] = -np.inf
         take = min(RESCORE_ROWS, approx.size)
         rows = np.argpartition(approx, approx.size - take)[approx.size - take :]

@@ -130,10 +130,10 @@ def test_backfill_in_several_chunks_matches_one_chunk(character: Character) -> N
 def test_an_idle_tick_does_not_load_the_model(character: Character) -> None:
     from nekomem import embeddings
 
-    embedding_backfill(character_id=character.pk, queue_pairs=False)
+    assert embedding_backfill_tick() == 4  # the vectors, then their paraphrase pairs
     embeddings.reset_for_tests()
     assert embedding_backfill_tick() == 0
-    assert embeddings.status()["state"] == "init"  # nothing to embed: the model was never loaded
+    assert embeddings.status()["state"] == "init"  # nothing to embed or compare: the model was never loaded
 
 
 def test_the_backfill_runs_at_background_priority_and_gives_it_back() -> None:

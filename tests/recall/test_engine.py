@@ -234,7 +234,7 @@ def test_large_pool_compact_vectors_score_like_exact_cosine(monkeypatch) -> None
     vectors = (rng.normal(size=(2000, 24)) @ basis + 0.5 * rng.normal(size=(2000, 128))).astype(np.float32)
     index = RecallIndex([cand(i, f"row{i}", vector=v) for i, v in enumerate(vectors)])
     assert index.matrix is None and index.q8 is not None and index.q8.dtype == np.int8
-    assert index.coarse is not None and index.coarse.dtype == np.int8
+    assert index.coarse is not None and index.coarse.dtype == np.float32  # one product a query
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     for i in range(0, 2000, 97):
         query = unit[i] + 0.2 * rng.normal(size=128).astype(np.float32)
@@ -245,3 +245,29 @@ def test_large_pool_compact_vectors_score_like_exact_cosine(monkeypatch) -> None
         assert np.abs(got[rescored] - exact[rescored]).max() < 0.01  # int8 rows: error ≈ 1e-3
         top = np.argsort(-exact)[:20]
         assert len(set(top) & set(rescored)) == 20  # the coarse pass keeps every true top-20 row
+
+
+def test_a_pool_built_before_its_vectors_moves_to_the_large_encoding_as_they_arrive(monkeypatch) -> None:
+    # An import: every row indexed with no vector (float32 zeros), then the backfill's vectors arrive.
+    monkeypatch.setattr(engine_vectors, "EXACT_COSINE_ROWS", 100)
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(300, 32)).astype(np.float32)
+    rows = [Candidate(id=f"f{i}", text=f"row{i}", tier="fact", pool="p", key=i) for i in range(300)]
+    index = RecallIndex(rows, dim=32)
+    assert index.matrix is not None and not index.has_vector.any()
+    index.apply(pool="p", vectors={i: vectors[i] for i in range(50)})
+    assert index.matrix is not None  # still few vectors: exact cosine
+    index.apply(pool="p", vectors={i: vectors[i] for i in range(50, 300)})
+    assert index.matrix is None and index.q8 is not None and index.has_vector.all()
+    query = vectors[123] / np.linalg.norm(vectors[123])
+    hits = index.search("zzz", config=engine.VECTORS_ONLY, query_vector=query)
+    assert hits[0].candidate.id == "f123" and hits[0].paths["cosine"].score == pytest.approx(1.0, abs=0.01)
+    # Rows appended afterwards fill the spare room of the new encoding and are found too.
+    index.apply(
+        pool="p",
+        upserts=[Candidate(id="new", text="new row", tier="fact", pool="p", key=999, vector=-vectors[7])],
+    )
+    hits = index.search(
+        "zzz", config=engine.VECTORS_ONLY, query_vector=-vectors[7] / np.linalg.norm(vectors[7])
+    )
+    assert hits[0].candidate.id == "new"

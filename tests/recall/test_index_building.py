@@ -17,7 +17,8 @@ from django.utils import timezone
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from recall import index_cache
-from tests.recall.support import fact_entry, import_facts
+from recall.backfill import embedding_backfill
+from tests.recall.support import fact_entry, import_facts, require_muse
 
 pytestmark = pytest.mark.django_db(transaction=True)
 NAME = "小枫"
@@ -71,3 +72,28 @@ def test_a_stale_index_serves_while_its_rebuild_runs(client, tmp_path: Path) -> 
         assert [r["text"] for r in body["results"]] == ["主人每天早上喝一杯冰美式"]
     wait_for_builds()
     assert index_cache._cache[character.pk].version == Character.objects.get(pk=character.pk).memory_version
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
+def test_backfilled_vectors_are_filled_in_off_the_request(client, tmp_path: Path) -> None:
+    require_muse()
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry("Master adopted a tiny kitten from the shelter", now)])
+    character = Character.objects.get(name=NAME)
+    ask(client, "kitten")
+    wait_for_builds()
+    builds = index_cache.counters["full_builds"]
+    assert embedding_backfill(character_id=character.pk).embedded == 1
+    ask(client, "kitten")  # notes the vector; a thread of its own fills it in
+    entry = index_cache._cache[character.pk]
+    deadline = time.monotonic() + 30
+    while (entry.filling or entry.index.deferred_vectors) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not entry.index.deferred_vectors and entry.index.has_vector.all()
+    answer = client.post(
+        f"/query_memory/{NAME}?explain=1",
+        data=json.dumps({"query": "new pet cat"}),
+        content_type="application/json",
+    ).json()
+    assert "cosine" in answer["results"][0]["explain"]["paths"]  # found by meaning: no word in common
+    assert index_cache.counters["full_builds"] == builds

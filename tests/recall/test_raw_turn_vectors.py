@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
-from facts.models import ExtractionCursor
+from facts.models import ExtractionCursor, FactDedupPair
 from nekomem.characters.locks import exclusive_work
 from nekomem.characters.models import Character
 from nekomem.embeddings import get_embedder
 from recall import index_cache
 from recall.backfill import embedding_backfill
-from recall.models import RawTurnVector
+from recall.models import PairsCursor, RawTurnVector
 from recall.selectors import raw_turns_needing_vectors
 from recall.tasks import embedding_backfill_tick
 from recent.models import RawMessage
-from tests.recall.support import require_muse
+from tests.recall.support import fact_entry, import_facts, require_muse
 
 pytestmark = pytest.mark.django_db
 NAME = "小铃"
@@ -124,3 +126,24 @@ def test_one_tick_at_a_time_across_the_cluster(post_history) -> None:
         release.set()
         worker.join()
     assert embedding_backfill_tick() == 1  # the lock is free again once its holder is done
+
+
+def test_pairs_wait_for_the_vectors_then_run_once(tmp_path: Path) -> None:
+    require_muse()
+    now = timezone.now()
+    import_facts(
+        tmp_path,
+        "小梨",
+        [fact_entry(t, now) for t in ("主人喜欢喝绿茶", "主人喜欢喝绿茶。", "主人在学钢琴")],
+    )
+    character = Character.objects.get(name="小梨")
+    # The tick embeds the facts, then (their vectors all in) compares the new ones: one pair.
+    assert embedding_backfill_tick() == 3
+    pairs = FactDedupPair.objects.filter(character=character)
+    assert pairs.count() == 1
+    assert PairsCursor.objects.get(character=character).through_version == character_version(character)
+    assert embedding_backfill_tick() == 0 and pairs.count() == 1  # nothing new: no second pass
+
+
+def character_version(character: Character) -> int:
+    return Character.objects.get(pk=character.pk).memory_version
