@@ -35,6 +35,7 @@ from nekomem.portability import (
     register_file_handler,
     write_records,
 )
+from nekomem.statements import instances_insert
 
 BATCH = 2000
 # Compared to decide whether a re-imported entry changes anything (idempotent import).
@@ -104,7 +105,11 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     stop_names = character.stop_names
     facts_tokenize(progress(new, total=len(new), desc=f"index {label}"), stop_names=stop_names)
     facts_tokenize(retokenize, stop_names=stop_names)
-    Fact.objects.bulk_create(new, batch_size=BATCH)
+    instances_insert(Fact, new)
+    if new:  # the index rows need the new primary keys
+        pks = dict(Fact.objects.filter(character_id=character.pk).values_list("fact_id", "pk"))
+        for fact in new:
+            fact.pk = pks[fact.fact_id]
     Fact.objects.bulk_update(
         changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
     )

@@ -94,3 +94,63 @@ def insert_select_sql(
         selects.append(f"SELECT {', '.join(expressions)}" + (f" FROM {source}" if source else ""))
     table = connection.ops.quote_name(model._meta.db_table)
     return f"INSERT INTO {table} ({columns}) {' UNION ALL '.join(selects)}", params
+
+
+# Internal field types whose Python values the database drivers take as they are: no preparation.
+_PLAIN_TYPES = frozenset(
+    {
+        "AutoField",
+        "BigAutoField",
+        "BigIntegerField",
+        "BooleanField",
+        "CharField",
+        "FloatField",
+        "ForeignKey",
+        "IntegerField",
+        "OneToOneField",
+        "PositiveBigIntegerField",
+        "PositiveIntegerField",
+        "PositiveSmallIntegerField",
+        "SlugField",
+        "SmallIntegerField",
+        "TextField",
+    }
+)
+
+
+@functools.cache
+def _preparers(model: type[Model], vendor: str) -> tuple[tuple[Field, bool], ...]:
+    """Each insert column's field, and whether its value needs ``get_db_prep_save``."""
+    fields, _ = _insert_columns(model, vendor)
+    return tuple((f, f.get_internal_type() not in _PLAIN_TYPES) for f in fields)
+
+
+def instances_insert(model: type[Model], instances: Sequence[Model], *, batch: int = 5000) -> None:
+    """Insert unsaved instances with one ``executemany`` per batch: what ``bulk_create`` writes, without
+    its per-value query compilation (most of an import's time at 100k rows). Values are prepared as
+    ``save()`` prepares them (``pre_save`` for ``auto_now`` stamps, ``get_db_prep_save`` for every type
+    a driver does not take as it is). The instances get no primary keys: read them back if needed.
+    """
+    if not instances:
+        return
+    connection = database()
+    preparers = _preparers(model, connection.vendor)
+    _, columns = _insert_columns(model, connection.vendor)
+    stamped = [f for f, _ in preparers if isinstance(f, DateField) and (f.auto_now or f.auto_now_add)]
+    rows = []
+    for instance in instances:
+        for f in stamped:
+            f.pre_save(instance, add=True)
+        rows.append(
+            [
+                f.get_db_prep_save(getattr(instance, f.attname), connection)
+                if prepare
+                else getattr(instance, f.attname)
+                for f, prepare in preparers
+            ]
+        )
+    table = connection.ops.quote_name(model._meta.db_table)
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(preparers))})"
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), batch):
+            cursor.executemany(sql, rows[start : start + batch])

@@ -27,6 +27,7 @@ from nekomem.portability import (
     write_json,
     write_records,
 )
+from nekomem.statements import instances_insert
 from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.models import RawMessage, RecentMessage, RecentMeta
 from recent.services import recent_messages_append
@@ -165,7 +166,7 @@ def time_indexed_write(character: Character, rows: list[_RowKey]) -> ImportResul
             have[key] -= 1
             continue
         new.append(RawMessage(character=character, session_id=key[0], message=key[1], timestamp=key[2]))
-    RawMessage.objects.bulk_create(new, batch_size=BATCH)
+    instances_insert(RawMessage, new)
     return ImportResult(created=len(new), unchanged=len(rows) - len(new))
 
 
