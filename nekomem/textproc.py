@@ -176,6 +176,14 @@ def fold_diacritics(text: str) -> str:
     return _FOLDABLE_RE.sub(lambda match: _fold_char(match.group()), text)
 
 
+def tokenizers_warm_up() -> None:
+    """Load what the tokenizers load lazily (the Traditional→Simplified dictionary, the stemmer), so a
+    process's first Chinese or English text does not pay for it on a request (~150 ms)."""
+    _zhconv()
+    stem_word("warming")
+    search_tokens("預熱 warming up 预热")
+
+
 def normalize_for_search(text: str) -> str:
     """NFKC (full-width → ASCII), Traditional→Simplified, lower-case, diacritics folded."""
     text = unicodedata.normalize("NFKC", text)

@@ -23,9 +23,10 @@ class RecallConfig(AppConfig):
 
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.runtime.status import register_vector_counter
-        from recall.backfill import fact_vector_coverage
+        from recall.backfill import fact_vector_coverage, raw_turn_vector_coverage
 
         register_vector_counter("facts", fact_vector_coverage)
+        register_vector_counter("raw turns", raw_turn_vector_coverage)
         register_layer_page(
             LayerPage(slug="recall", title="回忆 Recall", url_name="browser-recall", order=50)
         )
@@ -35,6 +36,9 @@ class RecallConfig(AppConfig):
                 name="embedding-backfill",
                 func="recall.tasks.embedding_backfill_tick",
                 minutes=1,
-                description="embed facts whose vectors are missing or stale; queue cosine > 0.85 pairs",
+                description=(
+                    "embed missing or stale vectors (facts, then uncovered raw turns);"
+                    " then queue cosine > 0.85 fact pairs"
+                ),
             )
         )

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,7 +23,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from nekomem.embeddings import Embedder, get_embedder, trim_heap
+from nekomem.embeddings import Embedder, configured_profile, get_embedder, trim_heap
+from nekomem.embeddings.profiles import get_profile
+from nekomem.textproc import tokenizers_warm_up
 from recall.engine import RecallIndex
 from recall.selectors import (
     RAW_TURN_POOL,
@@ -265,11 +268,25 @@ def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple
     )
 
 
+_prefetched: dict[Path, tuple[int, RecallIndex]] = {}  # saved indexes read ahead by the warm-up
+
+
+def _prefetch(*, character_id: int, model_id: str | None, stop_names: tuple[str, ...]) -> None:
+    path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
+    saved = snapshot_read(path) if path is not None else None
+    if path is not None and saved is not None:
+        with _lock:
+            _prefetched[path] = saved
+
+
 def _load(*, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None) -> _Entry | None:
     """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
     model_id = embedder.model_id if embedder is not None else None
     path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
-    saved = snapshot_read(path) if path is not None else None
+    with _lock:
+        saved = _prefetched.pop(path, None) if path is not None else None
+    if saved is None and path is not None:
+        saved = snapshot_read(path)
     if saved is None:
         return None
     version, index = saved
@@ -505,9 +522,20 @@ WARM_CHARACTERS = 4  # the most recently active characters whose index a startin
 
 def recall_indexes_warm_up() -> None:
     """Load the model and the indexes of the most recently active characters (saved ones load in well
-    under a second; others are built), so a restarted worker's first queries find them ready."""
-    embedder = get_embedder()
-    for character in recent_recall_characters(limit=WARM_CHARACTERS):
+    under a second; others are built), so a restarted worker's first queries find them ready.
+
+    The saved indexes are read from disk while the model loads on another thread: a first query
+    after a start waits for both, so one after the other would be their sum.
+    """
+    characters = recent_recall_characters(limit=WARM_CHARACTERS)
+    with ThreadPoolExecutor(1, thread_name_prefix="warm-up-model") as model:
+        loading = model.submit(get_embedder)
+        tokenizers_warm_up()
+        model_id = get_profile(configured_profile()).model_id if settings.EMBEDDINGS_ENABLED else None
+        for character in characters:
+            _prefetch(character_id=character.pk, model_id=model_id, stop_names=tuple(character.stop_names))
+        embedder = loading.result()
+    for character in characters:
         recall_index(
             character_id=character.pk,
             stop_names=character.stop_names,
@@ -521,6 +549,7 @@ def clear() -> None:
     """Forget every cached index (tests; a restart does the same)."""
     with _lock:
         _cache.clear()
+        _prefetched.clear()
 
 
 def character_forget(character_id: int) -> None:

@@ -189,8 +189,7 @@ def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -
     The SQL test is the model id; a text fingerprint cannot go stale, as raw turns are never edited."""
     covered = raw_turns_covered_through(character_id=character_id)
     rows = (
-        _uncovered_turns(character_id=character_id, covered=covered)
-        .filter(Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id))
+        _turns_without_vectors(character_id=character_id, covered=covered, model_id=model_id)
         .order_by("-timestamp", "-pk")
         .values_list("pk", "message")[:limit]
     )
@@ -201,16 +200,29 @@ def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -
     return out
 
 
+def _turns_without_vectors(
+    *, character_id: int, covered: datetime | None, model_id: str
+) -> QuerySet[RawMessage]:
+    missing = Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id)
+    return _uncovered_turns(character_id=character_id, covered=covered).filter(missing)
+
+
 def characters_with_unvectored_turns(*, model_id: str) -> list[int]:
     """Characters with an uncovered raw turn lacking a vector of ``model_id`` (one range probe each)."""
     cursors = dict(ExtractionCursor.objects.values_list("character_id", "last_a_message_at"))
-    waiting = []
-    for character_id in Character.objects.order_by("pk").values_list("pk", flat=True):
-        rows = _uncovered_turns(character_id=character_id, covered=cursors.get(character_id))
-        missing = Q(recall_vector__isnull=True) | ~Q(recall_vector__embedding_model_id=model_id)
-        if rows.filter(missing).exists():
-            waiting.append(character_id)
-    return waiting
+    return [
+        character_id
+        for character_id in Character.objects.order_by("pk").values_list("pk", flat=True)
+        if _turns_without_vectors(
+            character_id=character_id, covered=cursors.get(character_id), model_id=model_id
+        ).exists()
+    ]
+
+
+def raw_turns_without_vectors(*, character_id: int, model_id: str) -> int:
+    """How many uncovered raw-log messages of one character have no vector (nor marker) of ``model_id``."""
+    covered = raw_turns_covered_through(character_id=character_id)
+    return _turns_without_vectors(character_id=character_id, covered=covered, model_id=model_id).count()
 
 
 PoolReader = Callable[..., Iterator[Candidate]]

@@ -24,7 +24,7 @@ from recall.engine import RecallIndex
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 2  # bump when the index's layout changes: older files are then ignored
+FORMAT = 3  # bump when the index's layout changes: older files are then ignored
 
 
 def snapshot_path(

@@ -50,10 +50,13 @@ class StringColumn:
         del self._blob[(self._block_ends[last - 1] if last else 0) :]
         self._block_ends.pop()
 
-    def freeze(self) -> None:
+    def freeze(self, *, trim: bool = True) -> None:
+        """Seal the pending rows; ``trim`` also drops the growth slack (a copy of every block: right
+        once after a build, not after each appended row, where it cost a new fact ~7 ms at 200k)."""
         if self._pending:
             self._seal()
-        self._blob = bytearray(self._blob)  # drops the growth slack
+        if trim:
+            self._blob = bytearray(self._blob)
 
     def _block(self, block: int) -> bytes:
         start = self._block_ends[block - 1] if block else 0

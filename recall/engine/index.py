@@ -127,6 +127,7 @@ class RecallIndex:
         for name in ("q8", "q8_scale", "coarse"):
             if state.get(name) is not None:
                 state[name] = with_room(state[name])
+        state.setdefault("deferred_vectors", {})
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -218,7 +219,7 @@ class RecallIndex:
             self.rows.append(c)
             if c.key is not None:
                 self._row_of[(c.pool, c.key)] = first + offset
-        self.rows.strings.freeze()
+        self.rows.strings.freeze(trim=False)
         for view in self.views.values():
             view.append([c.text for c in new])
         spans = [c.event_span() for c in new]

@@ -154,3 +154,21 @@ def test_the_backfill_runs_at_background_priority_and_gives_it_back() -> None:
         worker.join()
     assert seen == [max(before, BACKFILL_NICE)]
     assert os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
+def test_the_model_threads_compute_idle_and_the_writer_does_not() -> None:
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from recall.backfill import compute_thread_idle
+
+    def policies() -> tuple[int, int]:
+        child: list[int] = []
+        started = threading.Thread(target=lambda: child.append(os.sched_getscheduler(0)))
+        started.start()
+        started.join()
+        return os.sched_getscheduler(0), child[0]
+
+    with ThreadPoolExecutor(1, initializer=compute_thread_idle) as pool:
+        assert pool.submit(policies).result() == (os.SCHED_IDLE, os.SCHED_IDLE)  # and the threads it starts
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller (who writes) is left as it was

@@ -15,7 +15,7 @@ from nekomem.characters.locks import exclusive_work
 from nekomem.characters.models import Character
 from nekomem.embeddings import get_embedder
 from recall import index_cache
-from recall.backfill import embedding_backfill
+from recall.backfill import embedding_backfill, raw_turn_vector_coverage
 from recall.models import PairsCursor, RawTurnVector
 from recall.selectors import raw_turns_needing_vectors
 from recall.tasks import embedding_backfill_tick
@@ -147,3 +147,13 @@ def test_pairs_wait_for_the_vectors_then_run_once(tmp_path: Path) -> None:
 
 def character_version(character: Character) -> int:
     return Character.objects.get(pk=character.pk).memory_version
+
+
+def test_the_status_counts_raw_turns_waiting_for_vectors(turns: Character) -> None:
+    embedder = get_embedder()
+    assert embedder is not None
+    before = raw_turn_vector_coverage(embedder.model_id)
+    assert (before.with_vectors, before.without_vectors) == (0, 3)
+    embedding_backfill(character_id=turns.pk)
+    after = raw_turn_vector_coverage(embedder.model_id)
+    assert (after.with_vectors, after.without_vectors) == (3, 0)
