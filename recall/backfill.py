@@ -137,7 +137,24 @@ def fact_pairs_queue(*, character_id: int, new_pks: list[int], embedder: Embedde
             keys.append(pk)
             vectors.append(vector)
     wanted = set(new_pks)
-    found: list[tuple[int, int, float]] = []  # (new fact, other fact, cosine)
+    # The comparisons are pure computation: on an idle-class thread (no lock is held there).
+    with ThreadPoolExecutor(1, thread_name_prefix="pairs", initializer=compute_thread_idle) as compute:
+        found = compute.submit(_similar_pairs, by_entity, wanted).result()
+    facts = Fact.objects.in_bulk({pk for pair in found for pk in pair[:2]})
+    queued = 0
+    for candidate, existing, cosine in found:
+        if dedup_pair_queue(
+            character_id=character_id, candidate=facts[candidate], existing=facts[existing], cosine=cosine
+        ):
+            queued += 1
+    return queued
+
+
+def _similar_pairs(
+    by_entity: dict[str, tuple[list[int], list[np.ndarray]]], wanted: set[int]
+) -> list[tuple[int, int, float]]:
+    """(new fact, other fact, cosine) over DEDUP_COSINE within each entity, new rows a chunk at a time."""
+    found: list[tuple[int, int, float]] = []
     for keys, vectors in by_entity.values():
         new_rows = [i for i, pk in enumerate(keys) if pk in wanted]
         if not new_rows:
@@ -152,14 +169,7 @@ def fact_pairs_queue(*, character_id: int, new_pks: list[int], embedder: Embedde
                 if j == i or (keys[j] in wanted and j < i):
                     continue  # itself, or a new-new pair already seen from the other side
                 found.append((keys[i], keys[j], float(sims[r, j])))
-    facts = Fact.objects.in_bulk({pk for pair in found for pk in pair[:2]})
-    queued = 0
-    for candidate, existing, cosine in found:
-        if dedup_pair_queue(
-            character_id=character_id, candidate=facts[candidate], existing=facts[existing], cosine=cosine
-        ):
-            queued += 1
-    return queued
+    return found
 
 
 PAIRS_PASS_FACTS = 20_000  # newly embedded facts compared in one pass (a pass re-reads every open vector)

@@ -15,7 +15,9 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict, deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -424,15 +426,40 @@ def _current_rows(
     }
 
 
-FILL_BATCH = 2000
+FILL_BATCH = 64  # vectors read and filled between two looks at the queries in flight
+
+_in_flight = 0  # queries of this process being answered now
+_in_flight_lock = threading.Lock()
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """Mark a query in flight: this process's background fills give it the interpreter meanwhile."""
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += 1
+    try:
+        yield
+    finally:
+        with _in_flight_lock:
+            _in_flight -= 1
+
+
+def _give_way(limit: float = 0.5) -> None:
+    """Wait (a bounded time) while a query of this process is being answered: the fill competes with
+    it for the interpreter lock, and can as well run a few milliseconds later."""
+    deadline = time.monotonic() + limit
+    while _in_flight and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 def _fill_deferred_vectors(*, entry: _Entry, character_id: int, embedder: Embedder | None) -> None:
-    """Fill the vectors a catch-up noted, a batch at a time; the index is locked only to fill.
-    A vector read just before an edit of its row is replaced by the edit's own change (the edited
-    text's vector is written, and logged, after it)."""
+    """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries; the index is
+    locked only to fill. A vector read just before an edit of its row is replaced by the edit's own
+    change (the edited text's vector is written, and logged, after it)."""
     try:
         while taken := entry.index.take_deferred_vectors(FILL_BATCH):
+            _give_way()
             for pool, keys in taken.items():
                 entry.index.apply(
                     pool=pool,

@@ -87,6 +87,11 @@ def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
 
 def recall_query(*, name: str, request: RecallRequest, now: datetime | None = None) -> dict[str, Any]:
     """The ``/query_memory`` body. Raises on internal failure (the view turns that into empty results)."""
+    with index_cache.answering():
+        return _recall_query(name=name, request=request, now=now)
+
+
+def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) -> dict[str, Any]:
     started = time.monotonic()
     now = now or timezone.now()
     config = engine.CONFIGS[request.config] if request.config else DEFAULT

@@ -78,7 +78,14 @@ def http_server_command(python: str) -> list[str]:
     ]
 
 
-def _start_child(command: list[str], *, niceness: int = 0) -> subprocess.Popen[bytes]:
+# The cluster's numpy runs its matrix products on the calling thread: OpenBLAS's own pool would start
+# a thread per core at normal priority, beside the web workers, whatever the caller's priority.
+CLUSTER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def _start_child(
+    command: list[str], *, niceness: int = 0, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """Start a child in a process group of its own that is told to stop if ``serve`` dies.
 
     A terminal's Ctrl-C (and its hang-up) goes to the whole foreground process group. Had the children
@@ -95,7 +102,12 @@ def _start_child(command: list[str], *, niceness: int = 0) -> subprocess.Popen[b
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
     return subprocess.Popen(
-        command, cwd=settings.BASE_DIR, stdin=subprocess.DEVNULL, process_group=0, preexec_fn=in_child
+        command,
+        cwd=settings.BASE_DIR,
+        stdin=subprocess.DEVNULL,
+        process_group=0,
+        preexec_fn=in_child,
+        env={**os.environ, **env} if env else None,
     )
 
 
@@ -194,7 +206,9 @@ class Command(BaseCommand):
         if not options["no_cluster"]:
             # Background maintenance (outbox steps, extraction, embeddings) yields the CPU to the
             # chat's requests: it only has to keep up, a request has someone waiting.
-            children.append(_start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS))
+            children.append(
+                _start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS, env=CLUSTER_ENV)
+            )
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
         llm_startup_log()
