@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import pickle
+import struct
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from recall.engine import RecallIndex
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 3  # bump when the index's layout changes: older files are then ignored
+FORMAT = 4  # bump when the index's layout changes: older files are then ignored
 
 
 def snapshot_path(
@@ -59,27 +60,43 @@ def snapshots_remove(*, character_id: int) -> int:
     return removed
 
 
+_LENGTH = struct.Struct("<Q")
+
+
 def snapshot_write(path: Path, *, version: int, index: RecallIndex) -> None:
-    """Save ``index`` as holding ``version`` (read before the index was taken: never newer than it)."""
+    """Save ``index`` as holding ``version`` (read before the index was taken: never newer than it).
+
+    Queries wait for the index's lock while it is held, so under it the index is only pickled with
+    its arrays out of band and those copied (a memory copy: ~0.1 s at 200k rows, where pickling them
+    in band under load held queries up for 1.5 s); the file is written after.
+    """
     started = time.monotonic()
+    buffers: list[pickle.PickleBuffer] = []
     with index.lock:
-        payload = pickle.dumps((FORMAT, version, index), protocol=pickle.HIGHEST_PROTOCOL)
+        head = pickle.dumps((FORMAT, version, index), protocol=5, buffer_callback=buffers.append)
+        arrays = [bytes(buffer.raw()) for buffer in buffers]  # later fills must not reach the file
+    held = (time.monotonic() - started) * 1000
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(payload)
+            out.write(_LENGTH.pack(FORMAT))
+            out.write(_LENGTH.pack(len(arrays)))
+            for part in (head, *arrays):
+                out.write(_LENGTH.pack(len(part)))
+                out.write(part)
         os.replace(temporary, path)
     except OSError:
         Path(temporary).unlink(missing_ok=True)
         logger.warning("recall snapshot not written path=%s", path)
         return
     logger.info(
-        "recall snapshot written version=%d rows=%d mb=%.1f ms=%d",
+        "recall snapshot written version=%d rows=%d mb=%.1f ms=%d locked_ms=%d",
         version,
         len(index),
-        len(payload) / 1e6,
+        (len(head) + sum(len(a) for a in arrays)) / 1e6,
         (time.monotonic() - started) * 1000,
+        held,
     )
 
 
@@ -87,8 +104,19 @@ def snapshot_read(path: Path) -> tuple[int, RecallIndex] | None:
     """(version, index) saved at ``path``, or None (missing, of another format, unreadable)."""
     try:
         with path.open("rb") as source:
-            # Our own file under our own var directory (unpickling runs code: never load a foreign one).
-            loaded = pickle.load(source)
+            (file_format,) = _LENGTH.unpack(source.read(_LENGTH.size))
+            if file_format != FORMAT:
+                return None
+            (count,) = _LENGTH.unpack(source.read(_LENGTH.size))
+            parts = []
+            for _ in range(count + 1):
+                (length,) = _LENGTH.unpack(source.read(_LENGTH.size))
+                part = bytearray(length)  # writable: the loaded arrays take changes in place
+                if source.readinto(part) != length:
+                    raise EOFError(path)
+                parts.append(part)
+        # Our own file under our own var directory (unpickling runs code: never load a foreign one).
+        loaded = pickle.loads(parts[0], buffers=parts[1:])
     except FileNotFoundError:
         return None
     except Exception:

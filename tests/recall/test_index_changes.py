@@ -226,3 +226,32 @@ def test_appending_a_row_does_not_copy_the_vectors_every_time() -> None:
     second = appended(first, np.full((1, 8), 2.0, np.float32))
     assert second.shape == (4002, 8) and second[-1, 0] == 2.0 and first.shape == (4001, 8)
     assert np.shares_memory(first, second)  # written into the spare room, not copied
+
+
+def test_a_saved_index_loads_with_arrays_that_take_changes(tmp_path) -> None:
+    from recall.snapshots import snapshot_read, snapshot_write
+
+    rows = [
+        Candidate(
+            id=f"f{i}", text=f"主人喜欢第{i}种茶", tier="fact", pool="p", key=i, vector=np.eye(4)[i % 4]
+        )
+        for i in range(40)
+    ]
+    index = RecallIndex(rows, dim=4)
+    path = tmp_path / "index.snapshot"
+    snapshot_write(path, version=7, index=index)
+    saved = snapshot_read(path)
+    assert saved is not None and saved[0] == 7
+    loaded = saved[1]
+    assert [h.candidate.id for h in loaded.search("第3种茶")] == [
+        h.candidate.id for h in index.search("第3种茶")
+    ]
+    # Loaded arrays are writable: a delete, a new row and a vector fill all apply.
+    loaded.apply(
+        pool="p",
+        removed=[3],
+        upserts=[Candidate(id="n", text="主人喜欢乌龙茶", tier="fact", pool="p", key=99)],
+    )
+    loaded.apply(pool="p", vectors={99: np.eye(4)[1]})
+    assert "f3" not in {h.candidate.id for h in loaded.search("第3种茶")}
+    assert loaded.search("乌龙茶")[0].candidate.id == "n" and loaded.has_vector[loaded.row_of("p", 99)]
