@@ -18,7 +18,7 @@ from recent.models import RecentMeta
 from recent.prompts import MEMO_PREFIX, stale_hint_text
 from tests.characters.factories import CharacterFactory
 from tests.recent.factories import RecentMetaFactory
-from tests.recent.scripting import contents, dialogue_of, post, summary, system_text, user_text, window
+from tests.recent.scripting import contents, dialogue_of, summary, system_text, user_text, window
 from tests.support.dataset import as_messages, conversation, english_messages, long_english_chat, turns
 from tests.support.llm_server import TEST_API_KEY, error, json_content
 
@@ -31,17 +31,6 @@ EN_MEMO = MEMO_PREFIX["en"]
 def _review_off(db):
     # These tests count summary calls; reviews have their own tests.
     switch_set(name=RECENT_AUTO_REVIEW, enabled=False)
-
-
-@pytest.fixture
-def run_commits(django_capture_on_commit_callbacks):
-    """Post a route and run its on-commit hooks (the job enqueue; django-q runs tasks inline here)."""
-
-    def run(client, route, name, messages, language="en"):
-        with django_capture_on_commit_callbacks(execute=True):
-            return post(client, route, name, messages, language=language)
-
-    return run
 
 
 def test_twenty_messages_stay_verbatim(client, llm_server, run_commits):

@@ -23,7 +23,7 @@ from recent.jobs import COMPRESS_JOB
 from recent.models import RawMessage
 from recent.prompts import MEMO_PREFIX
 from recent.services import idle_maintenance_run
-from tests.recent.scripting import post, summary, window
+from tests.recent.scripting import summary, window
 from tests.support.dataset import english_messages, turns
 from tests.support.llm_server import error
 
@@ -36,17 +36,6 @@ EN_MEMO = MEMO_PREFIX["en"]
 def _review_off(db):
     # Reviews need a provider of their own tier; these tests are about the summary tier only.
     switch_set(name=RECENT_AUTO_REVIEW, enabled=False)
-
-
-@pytest.fixture
-def run_commits(django_capture_on_commit_callbacks):
-    """Post a route and run its on-commit hooks (the job enqueue; django-q runs tasks inline here)."""
-
-    def run(client, route, name, messages, language="en"):
-        with django_capture_on_commit_callbacks(execute=True):
-            return post(client, route, name, messages, language=language)
-
-    return run
 
 
 @pytest.fixture
