@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Q
 
 from facts.models import RECALL_POOL as FACTS_POOL
 from facts.models import Fact
 from facts.services import dedup_pair_queue, fact_vectors_write
-from nekomem.characters.models import MemoryChange
+from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
 from nekomem.runtime.status import VectorCoverage
 from recall.models import PairsCursor, RawTurnVector
@@ -199,16 +199,19 @@ def fact_pairs_pass(*, character_id: int, embedder: Embedder, limit: int = PAIRS
 
 
 def characters_with_pairs_pending() -> list[int]:
-    """Characters with fact vectors written after their pairs cursor."""
+    """Characters with fact vectors written after their pairs cursor (a range probe of the change log's
+    (character, version) index each, from the cursor on)."""
     through = dict(PairsCursor.objects.values_list("character_id", "through_version"))
-    written = (
-        MemoryChange.objects.filter(pool=FACTS_POOL, vector_only=True)
-        .values("character_id")
-        .annotate(last=Max("version"))
-        .values_list("character_id", "last")
-        .order_by()
-    )
-    return sorted(character_id for character_id, last in written if last > through.get(character_id, 0))
+    return [
+        character_id
+        for character_id in Character.objects.order_by("pk").values_list("pk", flat=True)
+        if MemoryChange.objects.filter(
+            character_id=character_id,
+            version__gt=through.get(character_id, 0),
+            pool=FACTS_POOL,
+            vector_only=True,
+        ).exists()
+    ]
 
 
 @contextmanager
