@@ -45,7 +45,12 @@ from recall.snapshots import snapshot_path, snapshot_read, snapshot_write, snaps
 
 logger = logging.getLogger(__name__)
 
-MAX_CHARACTERS = 32  # indexes kept per process (least recently used dropped first)
+# Indexes kept per process, least recently used dropped first: at most this many, and at most this many
+# bytes of arrays. A small character's index is tens of kilobytes, so a chat server with hundreds of
+# characters keeps them all (32 made every other query of a 200-character load rebuild one); a 100k
+# import's is a few hundred megabytes.
+MAX_CHARACTERS = 512
+MAX_CACHE_BYTES = 2 * 1024**3
 MAX_DELTA_ROWS = 20_000  # a longer delta is read as a rebuild
 COMPACT_FRACTION = 0.25  # rebuild in the background once this share of the rows changed since the build
 COMPACT_MIN_ROWS = 2_000
@@ -354,7 +359,9 @@ def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
             return  # another thread stored a newer one meanwhile
         _cache[character_id] = entry
         _cache.move_to_end(character_id)
-        while len(_cache) > MAX_CHARACTERS:
+        while len(_cache) > 1 and (
+            len(_cache) > MAX_CHARACTERS or sum(e.index.nbytes for e in _cache.values()) > MAX_CACHE_BYTES
+        ):
             _cache.popitem(last=False)
 
 
