@@ -180,12 +180,10 @@ class _BuildThread(threading.Thread):
         self, *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
     ) -> None:
         super().__init__(name=f"recall-build-{character_id}", daemon=True)
-        self.character_id, self.stop_names, self.embedder, self.version = (
-            character_id,
-            stop_names,
-            embedder,
-            version,
-        )
+        self.character_id = character_id
+        self.stop_names = stop_names
+        self.embedder = embedder
+        self.version = version
         self.entry: _Entry | None = None
         self.error: BaseException | None = None
 

@@ -71,7 +71,8 @@ def _tick(*, budget: float) -> tuple[int, bool]:
     # Paraphrase pairs only for characters whose vectors are all in: after a large import the pairs
     # (every new fact against every other) would otherwise hold up the vectors queries need.
     embedder = get_embedder()
-    for character_id in characters_with_pairs_pending():
+    # The backfill above writes vectors, so what is pending is read again only if it wrote any.
+    for character_id in characters_with_pairs_pending() if embedded else pairs:
         if character_id in waiting or time.monotonic() >= deadline or embedder is None:
             continue
         with background_priority():
