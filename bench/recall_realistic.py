@@ -1,14 +1,17 @@
 """Recall at scale on realistic data, as a user meets it: import, backfill beside queries, restarts.
 
-    .venv/bin/python bench/recall_realistic.py [--facts 100000] [--raw 100000] [--backfill-minutes 6]
+    .venv/bin/python bench/recall_realistic.py [--facts 100000] [--raw 100000] [--uncovered-raw 20000]
+                                               [--backfill-minutes 6]
 
 One character gets ``--facts`` distinct facts made of real conversation text (openings of the
 development sets' turns joined, ~30 words each) and ``--raw`` distinct raw-log rows (each a turn, past
-the first pass over the turns with the opening of another turn added, in ``time_indexed.db``). No
-``cursors.json``: extraction has covered nothing, so every raw row is in the raw-turn pool and needs a
-vector too. The server is started as ``make run`` starts it (HTTP workers and the task
-cluster, vectors on, no LLM provider) on a fresh SQLite database; the directory is imported with
-``manage.py import_memory`` while it runs, and everything else goes through HTTP:
+the first pass over the turns with the opening of another turn added, in ``time_indexed.db``), as the
+original leaves them: no ``cursors.json``, so the import counts the log up to the newest fact as
+extracted. The last ``--uncovered-raw`` turns came after it (weeks of chat without a provider): they
+are recall's raw-turn pool and need vectors too. ``--uncovered-raw`` equal to ``--raw`` puts the whole
+log after the facts (a log nobody extracted). The server is started as ``make run`` starts it (HTTP
+workers and the task cluster, vectors on, no LLM provider) on a fresh SQLite database; the directory
+is imported with ``manage.py import_memory`` while it runs, and everything else goes through HTTP:
 
 - import time (the command, wall clock);
 - the embedding backfill (the cluster's schedule) until every fact and every raw turn has a vector, or
@@ -102,7 +105,7 @@ def raw_texts(n: int, pool: list[str]) -> list[str]:
     return out
 
 
-def write_directory(root: Path, *, facts: int, raw: int) -> None:
+def write_directory(root: Path, *, facts: int, raw: int, uncovered: int) -> None:
     pool = [t["text"] for s in SETS for t in turns(s) if t["text"].strip()]
     folder = root / NAME
     folder.mkdir(parents=True, exist_ok=True)
@@ -135,9 +138,13 @@ def write_directory(root: Path, *, facts: int, raw: int) -> None:
         " (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT, timestamp DATETIME)"
     )
     rows = []
+    newest_fact = T0 + timedelta(minutes=max(facts - 1, 0))
+    covered = raw - uncovered
+    # The covered turns spread over the facts' time (each fact came after its turns), the rest after it.
+    step = (newest_fact - T0) / covered if covered else timedelta(0)
     for i, text in enumerate(raw_texts(raw, pool)):
         message = {"type": "human" if i % 2 == 0 else "ai", "data": {"content": text}}
-        when = T0 + timedelta(seconds=30 * i)
+        when = T0 + step * i if i < covered else newest_fact + timedelta(seconds=30 * (i - covered + 1))
         rows.append((f"session-{i // 20}", json.dumps(message, ensure_ascii=False), when.isoformat(" ")))
     db.executemany(
         "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)", rows
@@ -184,17 +191,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--raw", type=int, default=100_000)
+    parser.add_argument(
+        "--uncovered-raw", type=int, default=20_000, help="raw turns after the newest fact (need vectors)"
+    )
     parser.add_argument("--backfill-minutes", type=float, default=6.0)
     parser.add_argument(
         "--workers", type=int, default=0, help="NEKOMEM_WORKERS for the server (0: its default)"
     )
     args = parser.parse_args()
+    args.uncovered_raw = min(args.uncovered_raw, args.raw)
 
     work = Path(tempfile.mkdtemp(prefix="nekomem-recall-realistic-"))
     started = time.monotonic()
-    write_directory(work / "import", facts=args.facts, raw=args.raw)
+    write_directory(work / "import", facts=args.facts, raw=args.raw, uncovered=args.uncovered_raw)
     print(
-        f"data written in {time.monotonic() - started:.0f}s: {args.facts} facts, {args.raw} raw rows",
+        f"data written in {time.monotonic() - started:.0f}s: {args.facts} facts, {args.raw} raw rows"
+        f" ({args.uncovered_raw} after the newest fact)",
         flush=True,
     )
     database = provision_database(work, postgres_url=None)
@@ -240,7 +252,7 @@ def main() -> None:
         facts_at: float | None = None
         checked = time.monotonic()
         i = 0
-        while (facts_done < args.facts or turns_done < args.raw) and time.monotonic() < deadline:
+        while (facts_done < args.facts or turns_done < args.uncovered_raw) and time.monotonic() < deadline:
             with contextlib.suppress(http.client.HTTPException, OSError):
                 during.append(client.ask(qs[i % len(qs)]))
             i += 1
@@ -258,13 +270,13 @@ def main() -> None:
         facts_done, turns_done = vectors_done(database)
         if facts_at is None and facts_done >= args.facts:
             facts_at = backfill_seconds
-        finished = facts_done >= args.facts and turns_done >= args.raw
+        finished = facts_done >= args.facts and turns_done >= args.uncovered_raw
         done = facts_done + turns_done
         rate = done / backfill_seconds if backfill_seconds else 0.0
         backfill = (
             f"{backfill_seconds:.0f} s"
             if finished
-            else f"{done} of {args.facts + args.raw} in {backfill_seconds:.0f} s"
+            else f"{done} of {args.facts + args.uncovered_raw} in {backfill_seconds:.0f} s"
         )
         backfill += (
             f" ({rate:.0f}/s; facts {'in ' + format(facts_at, '.0f') + ' s' if facts_at else 'not done'})"
@@ -317,8 +329,8 @@ def main() -> None:
         database.drop()
 
     print(
-        f"\nRecall at scale: {args.facts} facts + {args.raw} raw-log rows, one character,"
-        " HTTP under make run\n"
+        f"\nRecall at scale: {args.facts} facts + {args.raw} raw-log rows ({args.uncovered_raw} not yet"
+        " extracted), one character, HTTP under make run\n"
     )
     head = f"{'what':<56} {'measured':<44} {'target':<12}"
     print(head)

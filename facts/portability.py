@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair, FactToken
 from facts.selectors import dedup_pairs_for_export
+from facts.services.extraction import extraction_coverage_infer
 from facts.services.records import (
     EMBEDDING_KEYS,
     FILE_KEYS,
@@ -116,6 +117,8 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     for i in range(0, len(retokenize), 900):
         FactToken.objects.filter(fact__in=[f.pk for f in retokenize[i : i + 900]]).delete()
     facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
+    if new:
+        extraction_coverage_infer(character_id=character.pk)
     return ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
 
 

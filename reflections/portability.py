@@ -14,6 +14,8 @@ from typing import Any
 
 from django.db.models import Count
 
+from facts.selectors import extraction_cursor
+from facts.services import extraction_coverage_set
 from nekomem.characters.models import Character
 from nekomem.portability import (
     UNBOUND_CHARACTER,
@@ -196,6 +198,9 @@ def export_surfaced(character: Character, path: Path) -> int | None:
 # --- cursors.json (reference §2.12) ------------------------------------------------------------------------
 
 REBUTTAL_CURSOR = "rebuttal_checked_until"
+# Reserved and unused by the original; nekomem writes path A's extraction cursor under it, so an
+# export carries how far extraction has read the raw log (``facts.services.extraction_coverage_set``).
+EXTRACTION_CURSOR = "extracted_until"
 
 
 def read_cursors(path: Path) -> dict[str, datetime | None]:
@@ -212,27 +217,39 @@ def read_cursors(path: Path) -> dict[str, datetime | None]:
 
 
 def write_cursors(character: Character, cursors: dict[str, datetime | None]) -> ImportResult:
-    """Only the rebuttal cursor is used (``extracted_until`` is reserved and unused in the original)."""
-    if REBUTTAL_CURSOR not in cursors:
-        return ImportResult()
-    until = cursors[REBUTTAL_CURSOR]
-    cursor, created = ReflectionCursor.objects.get_or_create(
-        character=character, defaults={"rebuttal_checked_until": until}
-    )
-    if created:
-        return ImportResult(created=1)
-    if cursor.rebuttal_checked_until == until:
-        return ImportResult(unchanged=1)
-    ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=until)
-    return ImportResult(updated=1)
+    created = updated = unchanged = 0
+    if EXTRACTION_CURSOR in cursors:
+        if extraction_coverage_set(character_id=character.pk, covered_until=cursors[EXTRACTION_CURSOR]):
+            updated += 1
+        else:
+            unchanged += 1
+    if REBUTTAL_CURSOR in cursors:
+        until = cursors[REBUTTAL_CURSOR]
+        cursor, was_created = ReflectionCursor.objects.get_or_create(
+            character=character, defaults={"rebuttal_checked_until": until}
+        )
+        if was_created:
+            created += 1
+        elif cursor.rebuttal_checked_until == until:
+            unchanged += 1
+        else:
+            ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=until)
+            updated += 1
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)
 
 
 def export_cursors(character: Character, path: Path) -> int | None:
+    cursors: dict[str, str | None] = {}
     cursor = ReflectionCursor.objects.filter(character=character).first()
-    if cursor is None or cursor.rebuttal_checked_until is None:
+    if cursor is not None and cursor.rebuttal_checked_until is not None:
+        cursors[REBUTTAL_CURSOR] = iso_local(cursor.rebuttal_checked_until)
+    extracted = extraction_cursor(character_id=character.pk)
+    if extracted is not None and extracted.last_a_message_at is not None:
+        cursors[EXTRACTION_CURSOR] = iso_local(extracted.last_a_message_at)
+    if not cursors:
         return None
-    write_json(path, {REBUTTAL_CURSOR: iso_local(cursor.rebuttal_checked_until)})
-    return 1
+    write_json(path, cursors)
+    return len(cursors)
 
 
 register_file_handler(FileHandler("reflections.json", 40, read_reflections, _upsert, export_reflections))

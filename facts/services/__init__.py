@@ -5,7 +5,13 @@ from facts.services.arbitration import dedup_pairs_arbitrate
 from facts.services.archive import fact_archive, fact_restore, facts_archive_sweep, facts_mark_absorbed
 from facts.services.dedup import PersistReport, dedup_pair_queue, facts_persist
 from facts.services.editing import fact_delete, fact_update
-from facts.services.extraction import facts_extract_turn, facts_extraction_tick, stage1_extract
+from facts.services.extraction import (
+    extraction_coverage_infer,
+    extraction_coverage_set,
+    facts_extract_turn,
+    facts_extraction_tick,
+    stage1_extract,
+)
 from facts.services.records import (
     FactDraft,
     clean_event_when,
@@ -23,6 +29,8 @@ __all__ = [
     "clean_event_when",
     "dedup_pair_queue",
     "dedup_pairs_arbitrate",
+    "extraction_coverage_infer",
+    "extraction_coverage_set",
     "fact_archive",
     "fact_delete",
     "fact_restore",

@@ -330,3 +330,40 @@ def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
     report = facts_persist(character_id=character_id, drafts=drafts)
     facts_archive_sweep(character_id=character_id)
     return len(report.created)
+
+
+# --- coverage carried by an import ---------------------------------------------------------------------
+
+
+def extraction_coverage_set(*, character_id: int, covered_until: datetime | None) -> bool:
+    """Path A has read the raw log up to ``covered_until`` (``cursors.json``'s ``extracted_until``).
+
+    Returns whether the cursor changed. Turns after it are read by the next window (and stay in
+    recall's raw-turn pool until then); the turns before it leave that pool.
+    """
+    cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+    if cursor.last_a_message_at == covered_until:
+        return False
+    ExtractionCursor.objects.filter(pk=cursor.pk).update(last_a_message_at=covered_until)
+    return True
+
+
+def extraction_coverage_infer(*, character_id: int) -> datetime | None:
+    """After facts were imported into a character whose extraction has read nothing: the original
+    extracted them from its raw log as the turns came (its cursors live in memory only, so its files
+    never say how far), so the log up to the newest fact counts as read.
+
+    Without this, every imported turn would stay in recall's raw-turn pool beside the facts made of it
+    (each answer twice, and the whole log embedded again), and a configured provider would extract the
+    whole history a second time. A cursor that has moved is never touched. Returns the new cursor.
+    """
+    cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+    if cursor.last_a_message_at is not None:
+        return None
+    facts = Fact.objects.filter(character_id=character_id).order_by("-created_at")
+    newest = facts.values_list("created_at", flat=True).first()
+    if newest is None:
+        return None
+    unset = ExtractionCursor.objects.filter(pk=cursor.pk, last_a_message_at__isnull=True)
+    unset.update(last_a_message_at=newest)
+    return newest

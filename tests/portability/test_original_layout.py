@@ -49,8 +49,15 @@ def test_every_file_survives_import_then_export(tmp_path: Path):
 
     exported = run("export_memory", str(tmp_path), "--character", NAME)
     assert {line.split(":")[0] for line in exported.splitlines()} == {f"{NAME}/{name}" for name in FILES}
+    exported_cursors = load(tmp_path / NAME / "cursors.json")
+    # The original leaves the key unused; the export says how far extraction has read (the newest
+    # imported fact, as nothing else said so).
+    newest_fact = max(f["created_at"] for f in load(FIXTURE / NAME / "facts.json"))
+    assert exported_cursors.pop("extracted_until") == newest_fact
+    assert exported_cursors == load(FIXTURE / NAME / "cursors.json")
     for name in FILES:
-        assert file_contents(tmp_path / NAME, name) == file_contents(FIXTURE / NAME, name), name
+        if name != "cursors.json":
+            assert file_contents(tmp_path / NAME, name) == file_contents(FIXTURE / NAME, name), name
 
 
 def test_what_the_files_say_is_what_the_database_holds(tmp_path: Path):
