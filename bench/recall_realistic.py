@@ -198,6 +198,7 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=0, help="NEKOMEM_WORKERS for the server (0: its default)"
     )
+    parser.add_argument("--restarts", type=int, default=3, help="server restarts for the last row")
     args = parser.parse_args()
     args.uncovered_raw = min(args.uncovered_raw, args.raw)
 
@@ -314,14 +315,19 @@ def main() -> None:
             "≤ 50 ms",
         )
 
-        server.stop()
-        server.start(ready_timeout=180)
-        client = Client(server.port)
-        firsts = [client.ask(qs[j]) for j in range(4)]
+        firsts, building = [], 0
+        for _ in range(args.restarts):
+            server.stop()
+            server.start(ready_timeout=180)
+            # Two clients (two connections: granian hands them to different workers), as soon as the
+            # first worker answers /health.
+            clients = [Client(server.port), Client(server.port)]
+            firsts += [c.ask(qs[j]) for j, c in enumerate(clients)]
+            building += sum(len(c.building) for c in clients)
         results["restart"] = (
-            "first query after a server start (each worker's first)",
-            f"max {max(firsts):.0f} / first {firsts[0]:.0f} ms"
-            + (f", {len(client.building)} 'building'" if client.building else ""),
+            f"first query after a server start ({args.restarts} starts, 2 connections)",
+            f"max {max(firsts):.0f} / median {statistics.median(firsts):.0f} ms"
+            + (f", {building} 'building'" if building else ""),
             "≤ 1000 ms",
         )
     finally:

@@ -231,6 +231,10 @@ RECALL_SNAPSHOT_DIR = os.environ.get("NEKOMEM_RECALL_SNAPSHOT_DIR", str(VAR_DIR 
 # 100k rows) before it answers with no results and ``error_code: recall_index_building``; the build goes
 # on in the background. Unset (tests): the query builds inline and waits for it.
 RECALL_BUILD_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_BUILD_WAIT_SECONDS", "2"))
+# How long a query waits for the model while a worker starts (it loads in ~0.4 s alone, over 1 s when
+# every worker loads at once) before it answers from the same index by BM25 alone; unset (tests): it
+# waits for the load.
+RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_MODEL_WAIT_SECONDS", "0.25"))
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 

@@ -131,7 +131,7 @@ def fact_pairs_queue(*, character_id: int, new_pks: list[int], embedder: Embedde
     )
     by_entity: dict[str, tuple[list[int], list[np.ndarray]]] = {}
     for pk, entity, text, vec, sha, model in rows.iterator(chunk_size=5000):
-        vector = stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, embedder=embedder)
+        vector = stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, space=embedder)
         if vector is not None:
             keys, vectors = by_entity.setdefault(entity, ([], []))
             keys.append(pk)

@@ -25,8 +25,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from nekomem.embeddings import Embedder, configured_profile, get_embedder, trim_heap
-from nekomem.embeddings.profiles import get_profile
+from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_space
 from nekomem.textproc import tokenizers_warm_up
 from recall.engine import RecallIndex
 from recall.selectors import (
@@ -91,7 +90,7 @@ def recall_index(
     *,
     character_id: int,
     stop_names: list[str],
-    embedder: Embedder | None,
+    space: VectorSpace | None,
     version: int | None = None,
     patient: bool = False,
 ) -> RecallIndex:
@@ -108,15 +107,15 @@ def recall_index(
         return RecallIndex([])
     names = tuple(stop_names)
     entry = _entry_at(
-        character_id=character_id, stop_names=names, embedder=embedder, version=version, patient=patient
+        character_id=character_id, stop_names=names, space=space, version=version, patient=patient
     )
     with entry.lock:
-        if _raw_turns_sync(entry, character_id=character_id, embedder=embedder):
+        if _raw_turns_sync(entry, character_id=character_id, space=space):
             return entry.index
     # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
-    fresh = _build(character_id=character_id, stop_names=names, embedder=embedder, version=version, why="raw")
+    fresh = _build(character_id=character_id, stop_names=names, space=space, version=version, why="raw")
     with fresh.lock:
-        _raw_turns_sync(fresh, character_id=character_id, embedder=embedder)
+        _raw_turns_sync(fresh, character_id=character_id, space=space)
     _store(character_id, fresh, replace=True)
     return fresh.index
 
@@ -125,11 +124,11 @@ def _entry_at(
     *,
     character_id: int,
     stop_names: tuple[str, ...],
-    embedder: Embedder | None,
+    space: VectorSpace | None,
     version: int,
     patient: bool = False,
 ) -> _Entry:
-    model_id = embedder.model_id if embedder is not None else None
+    model_id = space.model_id if space is not None else None
     names = stop_names
     with _lock:
         entry = _cache.get(character_id)
@@ -139,17 +138,17 @@ def _entry_at(
         if entry.version >= version:
             return entry
         with entry.lock:
-            if entry.version >= version or _catch_up(entry, character_id=character_id, embedder=embedder):
-                _maybe_compact(entry, character_id=character_id, embedder=embedder)
+            if entry.version >= version or _catch_up(entry, character_id=character_id, space=space):
+                _maybe_compact(entry, character_id=character_id, space=space)
                 return entry
     wait = settings.RECALL_BUILD_WAIT_SECONDS
     if wait is None or patient:
-        return _load_or_build(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+        return _load_or_build(character_id=character_id, stop_names=names, space=space, version=version)
     with _lock:
         build = _builds.get(character_id)
         if build is None:
             build = _builds[character_id] = _BuildThread(
-                character_id=character_id, stop_names=names, embedder=embedder, version=version
+                character_id=character_id, stop_names=names, space=space, version=version
             )
             build.start()
     build.join(wait)
@@ -165,7 +164,7 @@ def _entry_at(
     assert build.entry is not None
     if build.entry.version < version or not build.entry.serves(model_id, names):
         # Built for an older version or another model: the next request catches up or builds again.
-        return _entry_at(character_id=character_id, stop_names=names, embedder=embedder, version=version)
+        return _entry_at(character_id=character_id, stop_names=names, space=space, version=version)
     return build.entry
 
 
@@ -177,12 +176,12 @@ class _BuildThread(threading.Thread):
     """One character's load-or-build, off the request: requests wait for it a bounded time."""
 
     def __init__(
-        self, *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+        self, *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int
     ) -> None:
         super().__init__(name=f"recall-build-{character_id}", daemon=True)
         self.character_id = character_id
         self.stop_names = stop_names
-        self.embedder = embedder
+        self.space = space
         self.version = version
         self.entry: _Entry | None = None
         self.error: BaseException | None = None
@@ -192,7 +191,7 @@ class _BuildThread(threading.Thread):
             self.entry = _load_or_build(
                 character_id=self.character_id,
                 stop_names=self.stop_names,
-                embedder=self.embedder,
+                space=self.space,
                 version=self.version,
             )
         except BaseException as exc:
@@ -208,9 +207,9 @@ _builds: dict[int, _BuildThread] = {}
 
 
 def _load_or_build(
-    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int
+    *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int
 ) -> _Entry:
-    model_id = embedder.model_id if embedder is not None else None
+    model_id = space.model_id if space is not None else None
     with _lock:
         build_lock = _build_locks.setdefault(character_id, threading.Lock())
     # One build per character at a time; concurrent requests wait and reuse it.
@@ -219,12 +218,12 @@ def _load_or_build(
             entry = _cache.get(character_id)
         if entry is not None and entry.serves(model_id, stop_names) and entry.version >= version:
             return entry
-        fresh = _load(character_id=character_id, stop_names=stop_names, embedder=embedder)
+        fresh = _load(character_id=character_id, stop_names=stop_names, space=space)
         if fresh is None:
             fresh = _build(
                 character_id=character_id,
                 stop_names=stop_names,
-                embedder=embedder,
+                space=space,
                 version=version,
                 why="request",
             )
@@ -232,7 +231,7 @@ def _load_or_build(
     return fresh
 
 
-def _raw_turns_sync(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+def _raw_turns_sync(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> bool:
     """Add the raw log's new turns and drop those extraction has covered since (raw turns are not in the
     change log: they arrive on every turn, and the cursor moving is their only other change). False
     when the cursor went back."""
@@ -249,9 +248,7 @@ def _raw_turns_sync(entry: _Entry, *, character_id: int, embedder: Embedder | No
     after = entry.raw_after
     if after is not None and covered is not None and after[0] < covered:
         after = (covered, 2**62)  # everything up to the cursor is covered anyway
-    new = list(
-        raw_turn_candidates(character_id=character_id, embedder=embedder, after=after, covered=covered)
-    )
+    new = list(raw_turn_candidates(character_id=character_id, space=space, after=after, covered=covered))
     if removed or new:
         entry.index.apply(pool=RAW_TURN_POOL, upserts=new, removed=removed)
         counters["raw_turn_rows"] += len(removed) + len(new)
@@ -273,32 +270,18 @@ def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple
     )
 
 
-_prefetched: dict[Path, tuple[int, RecallIndex]] = {}  # saved indexes read ahead by the warm-up
-
-
-def _prefetch(*, character_id: int, model_id: str | None, stop_names: tuple[str, ...]) -> None:
+def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None) -> _Entry | None:
+    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
+    model_id = space.model_id if space is not None else None
     path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
     saved = snapshot_read(path) if path is not None else None
-    if path is not None and saved is not None:
-        with _lock:
-            _prefetched[path] = saved
-
-
-def _load(*, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None) -> _Entry | None:
-    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
-    model_id = embedder.model_id if embedder is not None else None
-    path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
-    with _lock:
-        saved = _prefetched.pop(path, None) if path is not None else None
-    if saved is None and path is not None:
-        saved = snapshot_read(path)
     if saved is None:
         return None
     version, index = saved
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
     entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
     with entry.lock:
-        if not _catch_up(entry, character_id=character_id, embedder=embedder):
+        if not _catch_up(entry, character_id=character_id, space=space):
             return None
     counters["snapshot_loads"] += 1
     logger.info(
@@ -308,14 +291,14 @@ def _load(*, character_id: int, stop_names: tuple[str, ...], embedder: Embedder 
 
 
 def _build(
-    *, character_id: int, stop_names: tuple[str, ...], embedder: Embedder | None, version: int, why: str
+    *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int, why: str
 ) -> _Entry:
     started = time.monotonic()
     covered = raw_turns_covered_through(character_id=character_id)
     index = RecallIndex(
-        recall_pools(character_id=character_id, embedder=embedder),
+        recall_pools(character_id=character_id, space=space),
         stop_names=stop_names,
-        dim=embedder.dim if embedder is not None else None,
+        dim=space.dim if space is not None else None,
     )
     trim_heap()  # the build's temporaries, or a large index keeps them resident
     counters["full_builds"] += 1
@@ -329,7 +312,7 @@ def _build(
         (time.monotonic() - started) * 1000,
         index.nbytes / 1e6,
     )
-    model_id = embedder.model_id if embedder is not None else None
+    model_id = space.model_id if space is not None else None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
     entry.raw_built_covered = covered
     _save(entry, character_id=character_id)
@@ -363,7 +346,7 @@ def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
             _cache.popitem(last=False)
 
 
-def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> bool:
+def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> bool:
     """Apply the logged changes after the entry's version; False when only a rebuild is safe.
 
     Changed rows are applied here; vectors alone (the backfill's batches) are only noted, and a
@@ -391,7 +374,7 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
         entry.index.apply(
             pool=pool,
             **_current_rows(
-                reader, character_id=character_id, embedder=embedder, rows=changed, vectors=vector_keys
+                reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
             ),
         )
     entry.version = changes.through
@@ -408,7 +391,7 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
         entry.filling = True
         threading.Thread(
             target=_fill_deferred_vectors,
-            kwargs={"entry": entry, "character_id": character_id, "embedder": embedder},
+            kwargs={"entry": entry, "character_id": character_id, "space": space},
             name=f"recall-vectors-{character_id}",
             daemon=True,
         ).start()
@@ -416,12 +399,12 @@ def _catch_up(entry: _Entry, *, character_id: int, embedder: Embedder | None) ->
 
 
 def _current_rows(
-    reader: PoolReader, *, character_id: int, embedder: Embedder | None, rows: set[int], vectors: set[int]
+    reader: PoolReader, *, character_id: int, space: VectorSpace | None, rows: set[int], vectors: set[int]
 ) -> dict:
     """``RecallIndex.apply`` arguments for changed ``rows`` and ``vectors`` of one pool, as stored now."""
     current = {
         c.key: c
-        for c in reader(character_id=character_id, embedder=embedder, keys=rows | vectors)
+        for c in reader(character_id=character_id, space=space, keys=rows | vectors)
         if c.key is not None
     }
     return {
@@ -458,7 +441,7 @@ def _give_way(limit: float = 0.5) -> None:
         time.sleep(0.002)
 
 
-def _fill_deferred_vectors(*, entry: _Entry, character_id: int, embedder: Embedder | None) -> None:
+def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpace | None) -> None:
     """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries; the index is
     locked only to fill. A vector read just before an edit of its row is replaced by the edit's own
     change (the edited text's vector is written, and logged, after it)."""
@@ -471,7 +454,7 @@ def _fill_deferred_vectors(*, entry: _Entry, character_id: int, embedder: Embedd
                     **_current_rows(
                         RECALL_POOLS[pool],
                         character_id=character_id,
-                        embedder=embedder,
+                        space=space,
                         rows=set(),
                         vectors=keys,
                     ),
@@ -486,7 +469,7 @@ def _fill_deferred_vectors(*, entry: _Entry, character_id: int, embedder: Embedd
         connection.close()
 
 
-def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | None) -> None:
+def _maybe_compact(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> None:
     """Rebuild on a background thread once enough rows changed; the old index serves meanwhile.
     Short of that, save it again once enough changed since the last save (the backfill's vectors), so
     a restart does not replay them."""
@@ -505,13 +488,13 @@ def _maybe_compact(entry: _Entry, *, character_id: int, embedder: Embedder | Non
     entry.compacting = True
     threading.Thread(
         target=_compact,
-        kwargs={"character_id": character_id, "embedder": embedder, "stop_names": entry.stop_names},
+        kwargs={"character_id": character_id, "space": space, "stop_names": entry.stop_names},
         name=f"recall-compact-{character_id}",
         daemon=True,
     ).start()
 
 
-def _compact(*, character_id: int, embedder: Embedder | None, stop_names: tuple[str, ...]) -> None:
+def _compact(*, character_id: int, space: VectorSpace | None, stop_names: tuple[str, ...]) -> None:
     try:
         version = character_memory_version(character_id=character_id)
         if version is None:
@@ -519,12 +502,12 @@ def _compact(*, character_id: int, embedder: Embedder | None, stop_names: tuple[
         fresh = _build(
             character_id=character_id,
             stop_names=stop_names,
-            embedder=embedder,
+            space=space,
             version=version,
             why="compaction",
         )
         with fresh.lock:
-            _catch_up(fresh, character_id=character_id, embedder=embedder)
+            _catch_up(fresh, character_id=character_id, space=space)
         # Its version says what it holds, so even one a little behind the one it replaces is correct:
         # the next request catches it up.
         _store(character_id, fresh, replace=True)
@@ -553,35 +536,32 @@ WARM_CHARACTERS = 4  # the most recently active characters whose index a startin
 
 
 def recall_indexes_warm_up() -> None:
-    """Load the model and the indexes of the most recently active characters (saved ones load in well
-    under a second; others are built), so a restarted worker's first queries find them ready.
+    """Load the indexes of the most recently active characters (saved ones load in well under a
+    second; others are built) and the model, so a restarted worker's first queries find them ready.
 
-    The saved indexes are read from disk while the model loads on another thread: a first query
-    after a start waits for both, so one after the other would be their sum.
+    The indexes need only the model's identity, not the model: they load while it loads on another
+    thread, and a query that comes before the model answers from them by BM25.
     """
     characters = recent_recall_characters(limit=WARM_CHARACTERS)
     with ThreadPoolExecutor(1, thread_name_prefix="warm-up-model") as model:
         loading = model.submit(get_embedder)
         tokenizers_warm_up()
-        model_id = get_profile(configured_profile()).model_id if settings.EMBEDDINGS_ENABLED else None
+        space = vector_space()
         for character in characters:
-            _prefetch(character_id=character.pk, model_id=model_id, stop_names=tuple(character.stop_names))
-        embedder = loading.result()
-    for character in characters:
-        recall_index(
-            character_id=character.pk,
-            stop_names=character.stop_names,
-            embedder=embedder,
-            version=character.memory_version,
-            patient=True,
-        )
+            recall_index(
+                character_id=character.pk,
+                stop_names=character.stop_names,
+                space=space,
+                version=character.memory_version,
+                patient=True,
+            )
+        loading.result()
 
 
 def clear() -> None:
     """Forget every cached index (tests; a restart does the same)."""
     with _lock:
         _cache.clear()
-        _prefetched.clear()
 
 
 def character_forget(character_id: int) -> None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
-from nekomem.embeddings import Embedder
+from nekomem.embeddings import VectorSpace
 from recall.engine import Candidate
 from reflections.models import RECALL_POOL, Reflection
 from reflections.selectors import ACTIVE_STATUSES
 
 
 def reflection_candidates(
-    *, character_id: int, embedder: Embedder | None, keys: Collection[int] | None = None
+    *, character_id: int, space: VectorSpace | None, keys: Collection[int] | None = None
 ) -> Iterator[Candidate]:
     """With ``keys``, only the reflections of those primary keys (the rows a memory change names)."""
     from recall.selectors import stored_vector  # the pool list in recall.selectors imports this module
@@ -49,7 +49,7 @@ def reflection_candidates(
             created_at=created,
             event_start_at=start,
             event_end_at=end,
-            vector=stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, embedder=embedder),
+            vector=stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, space=space),
             pool=RECALL_POOL,
             key=pk,
         )

@@ -20,7 +20,7 @@ from django.db.models import F, Q, QuerySet
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
-from nekomem.embeddings import Embedder, text_fingerprint
+from nekomem.embeddings import VectorSpace, text_fingerprint
 from nekomem.textproc import message_text
 from recall.engine import Candidate
 from recall.reflection_pool import reflection_candidates
@@ -31,14 +31,14 @@ CHUNK = 5000
 
 
 def stored_vector(
-    *, vector: str, text_sha256: str, model_id: str, text: str, embedder: Embedder | None
+    *, vector: str, text_sha256: str, model_id: str, text: str, space: VectorSpace | None
 ) -> np.ndarray | None:
     """The cached vector when both fingerprints match the current text and model (§4.4), else None."""
-    if embedder is None or not vector or model_id != embedder.model_id:
+    if space is None or not vector or model_id != space.model_id:
         return None
     if text_sha256 != text_fingerprint(text):
         return None  # the text was rewritten after the vector was computed
-    return decode_vector16(vector, embedder.dim)
+    return decode_vector16(vector, space.dim)
 
 
 def decode_vector16(stored: str, dim: int) -> np.ndarray | None:
@@ -54,7 +54,7 @@ def decode_vector16(stored: str, dim: int) -> np.ndarray | None:
 
 
 def fact_candidates(
-    *, character_id: int, embedder: Embedder | None, keys: Collection[int] | None = None
+    *, character_id: int, space: VectorSpace | None, keys: Collection[int] | None = None
 ) -> Iterator[Candidate]:
     """Active facts (tier ``fact``, BM25 + cosine) and archived ones (``fact_archive``, BM25 only);
     with ``keys``, only the facts of those primary keys (the rows a memory change names)."""
@@ -92,7 +92,7 @@ def fact_candidates(
             # Archived facts are not in the cosine pool; skip decoding their vectors.
             vector=None
             if archived
-            else stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, embedder=embedder),
+            else stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, space=space),
             subject_kind=extra.get("subject_kind"),
             subject_id=extra.get("subject_id"),
             scope=extra.get("scope"),
@@ -137,7 +137,7 @@ def _uncovered_turns(*, character_id: int, covered: datetime | None) -> QuerySet
 def raw_turn_candidates(
     *,
     character_id: int,
-    embedder: Embedder | None,
+    space: VectorSpace | None,
     keys: Collection[int] | None = None,
     after: tuple[datetime, int] | None = None,
     covered: datetime | None = None,
@@ -172,7 +172,7 @@ def raw_turn_candidates(
             created_at=timestamp,
             event_start_at=timestamp,
             vector=stored_vector(
-                vector=vec or "", text_sha256=sha or "", model_id=model or "", text=text, embedder=embedder
+                vector=vec or "", text_sha256=sha or "", model_id=model or "", text=text, space=space
             ),
             pool=RAW_TURN_POOL,
             key=pk,
@@ -234,10 +234,10 @@ RECALL_POOLS: dict[str, PoolReader] = {
 }
 
 
-def recall_pools(*, character_id: int, embedder: Embedder | None) -> Iterator[Candidate]:
+def recall_pools(*, character_id: int, space: VectorSpace | None) -> Iterator[Candidate]:
     """Every pool's candidates, streamed: the index consumes them one by one (no 100k-row list)."""
     for reader in RECALL_POOLS.values():
-        yield from reader(character_id=character_id, embedder=embedder)
+        yield from reader(character_id=character_id, space=space)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from nekomem.settings import DATABASES, Q_CLUSTER
 Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 # Builds run in the test's own thread, inside its transaction (a build thread would not see its rows).
 RECALL_BUILD_WAIT_SECONDS = None
+# Queries wait for the model, so an answer never depends on how fast it loaded.
+RECALL_MODEL_WAIT_SECONDS = None
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # One test database per run, so two runs on one machine do not drop each other's database.

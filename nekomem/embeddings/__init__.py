@@ -13,12 +13,15 @@ from nekomem.embeddings.profiles import DEFAULT_PROFILE, PROFILES
 from nekomem.embeddings.state import (
     EmbeddingService,
     EmbeddingState,
+    VectorSpace,
     configured_profile,
     embed_texts,
+    embedder_within,
     get_embedder,
     is_available,
     reset_for_tests,
     status,
+    vector_space,
     warm_up,
 )
 from nekomem.embeddings.vectors import (
@@ -37,10 +40,12 @@ __all__ = [
     "EmbeddingService",
     "EmbeddingState",
     "EmbeddingUnavailable",
+    "VectorSpace",
     "configured_profile",
     "cosine_top_k",
     "decode_vector",
     "embed_texts",
+    "embedder_within",
     "encode_vector",
     "get_embedder",
     "is_available",
@@ -49,5 +54,6 @@ __all__ = [
     "text_fingerprint",
     "trim_heap",
     "vector_is_valid",
+    "vector_space",
     "warm_up",
 ]

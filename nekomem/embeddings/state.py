@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from django.conf import settings
@@ -25,6 +25,16 @@ from nekomem.embeddings.onnx import EmbeddingUnavailable, trim_heap
 from nekomem.embeddings.profiles import DEFAULT_PROFILE, get_profile
 
 logger = logging.getLogger(__name__)
+
+
+class VectorSpace(Protocol):
+    """What a stored vector is checked against: a loaded model, or its profile while it loads."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
 
 class EmbeddingState(enum.StrEnum):
@@ -45,6 +55,9 @@ class EmbeddingService:
         self.load_seconds: float | None = None
         self._embedder: Embedder | None = None
         self._lock = threading.Lock()
+        self._settled = threading.Event()  # READY or DISABLED: waiting is over either way
+        self._loader: threading.Thread | None = None
+        self._loader_lock = threading.Lock()
 
     def get(self, *, wait: bool = True) -> Embedder | None:
         if self.state is EmbeddingState.READY:
@@ -59,6 +72,27 @@ class EmbeddingService:
             return self._embedder
         finally:
             self._lock.release()
+
+    def get_within(self, timeout: float | None) -> Embedder | None:
+        """The model if it is (or becomes) ready within ``timeout`` seconds, else None; a load not yet
+        started starts on a thread of its own. ``None`` waits as long as the load takes."""
+        if self.state is EmbeddingState.READY:
+            return self._embedder
+        if self.state is EmbeddingState.DISABLED:
+            return None
+        if timeout is None:
+            return self.get()
+        with self._loader_lock:
+            if self._loader is None:
+                self._loader = threading.Thread(target=self.get, name="embeddings-load", daemon=True)
+                self._loader.start()
+        self._settled.wait(timeout)
+        return self._embedder if self.state is EmbeddingState.READY else None
+
+    @property
+    def space(self) -> VectorSpace | None:
+        """The vectors this process uses or will use once loaded (None once DISABLED)."""
+        return None if self.state is EmbeddingState.DISABLED else self.profile
 
     def _load(self) -> None:
         self.state = EmbeddingState.LOADING
@@ -76,6 +110,7 @@ class EmbeddingService:
         self._embedder = embedder
         self.load_seconds = time.monotonic() - started
         self.state = EmbeddingState.READY
+        self._settled.set()
         logger.info("embeddings ready: %s in %.2fs", embedder.model_id, self.load_seconds)
 
     def disable(self, reason: str) -> None:
@@ -84,6 +119,7 @@ class EmbeddingService:
         self.state = EmbeddingState.DISABLED
         self.reason = reason
         self._embedder = None
+        self._settled.set()
 
     def status(self) -> dict[str, Any]:
         return {
@@ -125,6 +161,23 @@ def get_embedder(profile: str | None = None, *, wait: bool = True) -> Embedder |
     if not settings.EMBEDDINGS_ENABLED:
         return None
     return _service(profile).get(wait=wait)
+
+
+def embedder_within(timeout: float | None, profile: str | None = None) -> Embedder | None:
+    """The loaded model, waiting for a load at most ``timeout`` seconds (None: as long as it takes)."""
+    if not settings.EMBEDDINGS_ENABLED:
+        return None
+    return _service(profile).get_within(timeout)
+
+
+def vector_space(profile: str | None = None) -> VectorSpace | None:
+    """The model identity stored vectors are matched against, loaded or not (None: vectors are off).
+
+    Callers that only read stored vectors (recall's index) use it while the model still loads.
+    """
+    if not settings.EMBEDDINGS_ENABLED:
+        return None
+    return _service(profile).space
 
 
 def is_available(profile: str | None = None, *, load: bool = True) -> bool:

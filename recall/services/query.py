@@ -15,7 +15,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from nekomem.embeddings import EmbeddingError, get_embedder
+from nekomem.embeddings import EmbeddingError, VectorSpace, embedder_within, vector_space
 from nekomem.timewindows import TimeWindow, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
@@ -63,18 +63,30 @@ def hit_row(hit: Hit, *, explain: bool) -> dict[str, Any]:
     return row
 
 
-def _query_vector(query: str, config: RecallConfig) -> tuple[Any, np.ndarray | None]:
-    """(embedder, query vector); (None, None) when vectors are off, unavailable or failing (→ BM25)."""
-    if not config.use_vectors:
-        return None, None
-    embedder = get_embedder()
+@dataclass(frozen=True)
+class _Vectors:
+    space: VectorSpace | None  # the index's vectors (None: a BM25-only index)
+    query: np.ndarray | None  # the query's vector (None: ranked without the cosine path)
+    state: str  # "on", "off" (configuration or vectors unavailable), "loading", "failed"
+
+
+def _query_vectors(query: str, config: RecallConfig) -> _Vectors:
+    """The index's vectors and the query's. While the model loads (a worker just started) the query
+    waits for it at most ``RECALL_MODEL_WAIT_SECONDS``, then ranks by BM25 over the same index."""
+    space = vector_space() if config.use_vectors else None
+    if space is None:
+        return _Vectors(None, None, "off")
+    embedder = embedder_within(settings.RECALL_MODEL_WAIT_SECONDS)
     if embedder is None:
-        return None, None
+        space = vector_space()  # the load may have failed meanwhile: then a BM25-only index
+        return _Vectors(space, None, "loading" if space is not None else "off")
+    if not query:
+        return _Vectors(embedder, None, "on")
     try:
-        return embedder, embedder.embed_query(query)
+        return _Vectors(embedder, embedder.embed_query(query), "on")
     except EmbeddingError:
         logger.warning("query embedding failed; recall continues with BM25 only")
-        return None, None
+        return _Vectors(None, None, "failed")
 
 
 def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
@@ -105,13 +117,14 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
     hits: list[Hit] = []
     candidates_total = 0
     mode = "empty"
+    vectors_state = "off"
     if character is not None and (query or window is not None):
-        # Time alone needs no vectors; build (or reuse) the index with the model the query path uses.
-        embedder, qvec = _query_vector(query, config) if query else (get_embedder(), None)
+        vectors = _query_vectors(query, config)
+        qvec = vectors.query
         index = recall_index(
             character_id=character.pk,
             stop_names=character.stop_names,
-            embedder=embedder,
+            space=vectors.space,
             version=character.memory_version,
         )
         candidates_total = len(index)
@@ -123,12 +136,14 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             mode = "hybrid+time" if window is not None else "hybrid"
             hits = index.search(query, config=config, query_vector=qvec, window=window)
         hits = _subject_filter(hits, request.subjects)
+        vectors_state = vectors.state
     body["results"] = [hit_row(h, explain=request.explain) for h in hits]
     if request.explain:
         # What this process's index cache has done so far: tests across processes read it here.
         body["index"] = {name: index_cache.counters[name] for name in ("full_builds", "deltas", "delta_rows")}
         # The route taken and the window used: an unparsable time expression gives no window (§4.5).
         body["mode"] = mode
+        body["vectors"] = vectors_state
         body["config"] = config.name
         body["window"] = (
             {"start": _iso(window.start), "end": _iso(window.end)} if window is not None else None
@@ -136,10 +151,11 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
     body["candidates_total"] = candidates_total
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     logger.info(
-        "query_memory character=%s mode=%s config=%s hits=%d candidates=%d ms=%.1f",
+        "query_memory character=%s mode=%s config=%s vectors=%s hits=%d candidates=%d ms=%.1f",
         name,
         mode,
         config.name,
+        vectors_state,
         len(hits),
         candidates_total,
         body["elapsed_ms"],

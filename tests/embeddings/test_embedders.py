@@ -251,3 +251,27 @@ def test_batches_on_parallel_calls_agree_with_one_call_at_a_time() -> None:
     parallel = Embedder.load(MUSE_V3_INT8.name, MODEL_DIR, threads=2)
     serial = Embedder.load(MUSE_V3_INT8.name, MODEL_DIR, threads=1)
     np.testing.assert_allclose(parallel.embed(texts), serial.embed(texts), atol=1e-5)
+
+
+@needs_model(MUSE_V3_INT8.name)
+def test_a_bounded_wait_starts_the_load_and_answers_none_until_it_is_done(settings) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    settings.EMBEDDING_MODEL_DIR = MODEL_DIR
+    settings.EMBEDDING_PROFILE = ""
+    # No wait: the load (hundreds of milliseconds) has only just started on its own thread.
+    assert embeddings.embedder_within(0) is None
+    assert embeddings.status()["state"] in ("loading", "init")
+    # Stored vectors are matched by the model's identity meanwhile.
+    space = embeddings.vector_space()
+    assert space is not None and (space.model_id, space.dim) == (MUSE_V3_INT8.model_id, 512)
+    loaded = embeddings.embedder_within(60)
+    assert loaded is not None and loaded.model_id == space.model_id
+    assert embeddings.embedder_within(0) is loaded  # ready: no wait, no second load
+
+
+def test_a_failed_load_ends_the_wait_and_the_vector_space(settings, tmp_path: Path) -> None:
+    settings.EMBEDDINGS_ENABLED = True
+    settings.EMBEDDING_MODEL_DIR = tmp_path  # no model files
+    assert embeddings.embedder_within(30) is None
+    assert embeddings.status()["state"] == "disabled"
+    assert embeddings.vector_space() is None  # recall falls back to its BM25-only index

@@ -79,7 +79,7 @@ def write_directory(root: Path, *, facts: list[dict] | None, cursors: dict | Non
 
 def pool_texts() -> list[str]:
     character_id = Character.objects.get(name=NAME).pk
-    return [c.text for c in raw_turn_candidates(character_id=character_id, embedder=None)]
+    return [c.text for c in raw_turn_candidates(character_id=character_id, space=None)]
 
 
 def cursor_of(name: str) -> datetime | None:

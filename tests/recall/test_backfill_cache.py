@@ -59,7 +59,7 @@ def test_a_rewritten_text_invalidates_its_vector(character: Character) -> None:
             text_sha256=fact.embedding_text_sha256,
             model_id=fact.embedding_model_id,
             text=fact.text,
-            embedder=embedder,
+            space=embedder,
         )
         is None
     )
@@ -121,7 +121,7 @@ def test_backfill_in_several_chunks_matches_one_chunk(character: Character) -> N
             text_sha256=fact.embedding_text_sha256,
             model_id=fact.embedding_model_id,
             text=fact.text,
-            embedder=embedder,
+            space=embedder,
         )
         assert vector is not None
         assert float(vector.astype("float32") @ embedder.embed([fact.text])[0]) > 0.99

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
+from nekomem import embeddings
 from nekomem.characters.models import Character
 from nekomem.textproc import count_tokens
 from nekomem.timewindows import parse_time_window
@@ -149,6 +150,23 @@ def test_vectors_off_degrades_to_bm25(client, imported) -> None:
         body = ask(client, {"query": "绿禾公园"}, params="?explain=1").json()
     assert body["results"] and "error_code" not in body
     assert all("cosine" not in r["explain"]["paths"] for r in body["results"])
+
+
+def test_a_query_while_the_model_loads_ranks_by_bm25_over_the_same_index(client, imported, settings) -> None:
+    embeddings.reset_for_tests()  # a worker that has just started: the model is not loaded yet
+    settings.RECALL_MODEL_WAIT_SECONDS = 0
+    index_cache.clear()
+    builds = index_cache.counters["full_builds"]
+    body = ask(client, {"query": "绿禾公园"}, params="?explain=1").json()
+    assert body["vectors"] == "loading" and body["results"] and "error_code" not in body
+    assert all("cosine" not in r["explain"]["paths"] for r in body["results"])
+
+    assert embeddings.embedder_within(60) is not None
+    again = ask(client, {"query": "绿禾公园"}, params="?explain=1").json()
+    assert again["vectors"] == "on"
+    assert any("cosine" in r["explain"]["paths"] for r in again["results"])
+    # The index built while the model loaded held the stored vectors already: no second build.
+    assert index_cache.counters["full_builds"] == builds + 1
 
 
 def test_archived_facts_are_bm25_only(client, tmp_path) -> None:
