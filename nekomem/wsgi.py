@@ -9,10 +9,12 @@ application = get_wsgi_application()
 # application, so none serves a request from an unsettled view; until it succeeds, restricted mode
 # answers 409.
 from nekomem.runtime.state import startup_run  # noqa: E402
-from nekomem.runtime.warmups import warm_ups_start  # noqa: E402
+from nekomem.runtime.warmups import warm_ups_before_serving, warm_ups_start  # noqa: E402
 
 if startup_run():
-    # Model and recall indexes loaded before the first request needs them (see recall.apps).
+    # Saved recall indexes before the first request (a fraction of a second each), the model and
+    # anything to build after it, in the background (see recall.apps).
+    warm_ups_before_serving()
     warm_ups_start()
 
 # What is alive now (Django, the URLconf, the models, settings) lives as long as the process. Frozen,

@@ -17,8 +17,9 @@ class RecallConfig(AppConfig):
         register_character_forget("recall_indexes", index_cache.character_forget)
 
         from nekomem.runtime.warmups import register_warm_up
-        from recall.index_cache import recall_indexes_warm_up
+        from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
 
+        register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
         register_warm_up("recall-indexes", recall_indexes_warm_up)
 
         from nekomem.browser.registry import LayerPage, register_layer_page

@@ -1,5 +1,9 @@
-"""Work a server process does once it is up, off the request path (a layer registers it from its
-AppConfig.ready; the WSGI entry point runs them on one background thread after startup)."""
+"""Work a server process does as it starts (a layer registers it from its AppConfig.ready).
+
+The WSGI entry point runs the ``before_serving`` ones first, in the worker's own thread: a worker
+takes no request until they are done (the listening socket's backlog holds what arrives meanwhile),
+so each must be short and bounded. The others run on one background thread once it serves.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +16,26 @@ from django.db import connection
 
 logger = logging.getLogger(__name__)
 
-_warm_ups: dict[str, Callable[[], None]] = {}
+_warm_ups: dict[str, Callable[[], object]] = {}
+_before_serving: dict[str, Callable[[], object]] = {}
 
 
-def register_warm_up(name: str, warm_up: Callable[[], None]) -> None:
-    _warm_ups[name] = warm_up
+def register_warm_up(name: str, warm_up: Callable[[], object], *, before_serving: bool = False) -> None:
+    (_before_serving if before_serving else _warm_ups)[name] = warm_up
+
+
+def warm_ups_before_serving() -> None:
+    """Run every ``before_serving`` warm-up now, in turn; a failing one is logged and skipped."""
+    started = time.monotonic()
+    try:
+        for name, warm_up in list(_before_serving.items()):
+            try:
+                warm_up()
+            except Exception:
+                logger.exception("warm-up %s failed", name)
+    finally:
+        connection.close()
+    logger.info("warm-ups before serving done in %.2fs", time.monotonic() - started)
 
 
 def warm_ups_start() -> threading.Thread:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from facts.models import Fact
 from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
-from nekomem.characters.services import character_memory_changed
+from nekomem.characters.services import character_get_or_create, character_memory_changed
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.selectors import memory_changes_since
@@ -125,6 +125,18 @@ def test_a_starting_worker_warms_the_recent_characters_indexes(character: Charac
     assert index_cache.counters["snapshot_loads"] == loads + 1
     texts("橘猫")
     assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1  # served as loaded
+
+
+def test_before_serving_a_worker_loads_saved_indexes_and_builds_none(character: Character) -> None:
+    texts("橘猫")  # built and saved by an earlier process
+    other = character_get_or_create(name="没存过")
+    facts_persist(character_id=other.pk, drafts=[draft("主人喜欢吃草莓蛋糕")])  # no index saved yet
+    index_cache.clear()
+    loads, built = index_cache.counters["snapshot_loads"], builds()
+    assert index_cache.recall_indexes_load_saved() == 1
+    assert builds() == built and index_cache.counters["snapshot_loads"] == loads + 1
+    texts("橘猫")
+    assert builds() == built  # served as loaded
 
 
 def test_the_prune_keeps_the_newest_versions_and_a_reader_behind_it_rebuilds(character: Character) -> None:
