@@ -524,6 +524,9 @@ def _compact(*, character_id: int, space: VectorSpace | None, stop_names: tuple[
 
 def _save_in_background(*, entry: _Entry, character_id: int) -> None:
     try:
+        # Started by a query's catch-up: the fork (the index's lock, ~20 ms at 100k rows) waits until
+        # that query, and any other in flight, has its answer.
+        _give_way()
         _save(entry, character_id=character_id)
     except Exception:
         logger.exception("recall snapshot failed character=%s", character_id)
