@@ -265,6 +265,7 @@ def dice_overlap(tokens_a: Iterable[str], tokens_b: Iterable[str]) -> float:
 # ---------------------------------------------------------------------------------------------------------
 
 _BRACKETS = {"[": "]", "(": ")", "（": "）", "【": "】", "{": "}", "<": ">"}
+_ANY_OPENER = re.compile("[" + re.escape("".join(_BRACKETS)) + "]")
 
 
 def strip_bracketed(text: str) -> str:
@@ -273,6 +274,8 @@ def strip_bracketed(text: str) -> str:
     Nested spans go with their outer span. A closer that does not match the innermost open bracket, and
     an opener never closed, are kept as plain text. Removing "a (b) c" leaves "a c", not "a  c".
     """
+    if _ANY_OPENER.search(text) is None:
+        return text.strip()  # most messages: /new_dialog renders a whole window of them
     out: list[str] = []
     stack: list[tuple[str, int]] = []  # (expected closer, len(out) before the opener)
     after_removal = False

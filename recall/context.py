@@ -18,16 +18,16 @@ from persona.services import persona_ensure_current
 from recall import locale
 from recent.messages import content_text
 from recent.models import RecentMessage
-from recent.selectors import raw_log_last_timestamp, recent_window
+from recent.selectors import raw_log_last_timestamp, recent_window_rows
 
 GAP_NOTICE_SECONDS = 30 * 60
 GAP_LONG_SECONDS = 5 * 60 * 60
 
 
-def speaker_label(message: RecentMessage, character: Character, language: str) -> str:
-    if message.type == RecentMessage.Kind.HUMAN:
+def speaker_label(kind: str, character: Character, language: str) -> str:
+    if kind == RecentMessage.Kind.HUMAN:
         return master_display_name(character.master_name, language)
-    if message.type == RecentMessage.Kind.AI:
+    if kind == RecentMessage.Kind.AI:
         return character.name
     return locale.text(language, "system_label")
 
@@ -37,10 +37,14 @@ def _clock(moment: datetime) -> str:
 
 
 def recent_lines(character: Character, language: str) -> list[str]:
+    # Rows, not model instances: a window waiting for compression holds thousands of messages, and
+    # every /new_dialog renders all of them.
+    labels = {kind: speaker_label(kind, character, language) for kind in RecentMessage.Kind.values}
+    other = speaker_label("", character, language)
     lines = []
-    for message in recent_window(character_id=character.pk):
-        body = strip_bracketed(content_text(message.data.get("content"))).strip()
-        lines.append(f"{speaker_label(message, character, language)} | {body}")
+    for kind, data in recent_window_rows(character_id=character.pk):
+        body = strip_bracketed(content_text(data.get("content"))).strip()
+        lines.append(f"{labels.get(kind, other)} | {body}")
     return lines
 
 

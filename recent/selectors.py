@@ -13,6 +13,12 @@ def recent_window(*, character_id: int) -> list[RecentMessage]:
     return list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
 
 
+def recent_window_rows(*, character_id: int) -> list[tuple[str, dict]]:
+    """(type, data) of the window's messages in order, without building model instances."""
+    rows = RecentMessage.objects.filter(character_id=character_id).order_by("position")
+    return list(rows.values_list("type", "data"))
+
+
 def recent_window_count(*, character_id: int) -> int:
     return RecentMessage.objects.filter(character_id=character_id).count()
 

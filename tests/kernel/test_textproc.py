@@ -160,6 +160,9 @@ def test_normalized_identity_lowercases_and_collapses_whitespace_only() -> None:
         ("a (b] c) d", "a d"),
         ("(only)", ""),
         ("no brackets", "no brackets"),
+        ("  two  spaces kept, 没有括号  ", "two  spaces kept, 没有括号"),
+        ("a ) b ） c 】", "a ) b ） c 】"),
+        ("only a closer]", "only a closer]"),
     ],
 )
 def test_strip_bracketed(text: str, expected: str) -> None:
