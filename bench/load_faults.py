@@ -68,6 +68,7 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 CLIENTS = 16
 CHARACTERS = 8
 ROUTE_WEIGHTS = (("cache", 2), ("query_memory", 1), ("new_dialog", 1))
+SESSION_TURNS = 0  # --session-turns: 0 picks each route at random by ROUTE_WEIGHTS
 # The outage phase's own services, on ports nothing else here uses.
 OUTAGE_PG_PORT = 54329
 OUTAGE_REDIS_PORT = 63799
@@ -134,6 +135,7 @@ class Client(threading.Thread):
         self.conn: http.client.HTTPConnection | None = None
         self.turns = 0
         self.run_id = tally.run_id
+        self.session: list[str] = []
 
     def _request(self, method: str, path: str, body: Any = None) -> tuple[int, str, bytes]:
         # Never resent: a turn whose answer was lost may be stored, and a resend would store it twice
@@ -151,11 +153,22 @@ class Client(threading.Thread):
             self.conn = None
             raise
 
+    def next_route(self, routes: list[str]) -> str:
+        if SESSION_TURNS <= 0:
+            return self.rng.choice(routes)
+        # A chat: /new_dialog, then each turn recalled and cached, then /settle when the session ends.
+        if not self.session:
+            self.session = ["new_dialog"]
+            for _ in range(SESSION_TURNS):
+                self.session += ["query_memory", "cache"]
+            self.session.append("settle")
+        return self.session.pop(0)
+
     def run(self) -> None:
         routes = [route for route, weight in ROUTE_WEIGHTS for _ in range(weight)]
         while time.monotonic() < self.stop_at:
             started = time.monotonic()
-            route = self.rng.choice(routes)
+            route = self.next_route(routes)
             # Few characters: each client keeps to one. Many: each turn goes to a random one, so a
             # character gets a turn every few seconds to minutes, with quiet spells as in real chats.
             character = self.index % CHARACTERS if CHARACTERS <= CLIENTS else self.rng.randrange(CHARACTERS)
@@ -176,6 +189,8 @@ class Client(threading.Thread):
                     )
                 elif route == "query_memory":
                     status, ctype, body = self._request("POST", f"/query_memory/{name}", {"query": user[:60]})
+                elif route == "settle":
+                    status, ctype, body = self._request("POST", f"/settle/{name}", {})
                 else:
                     status, ctype, body = self._request("GET", f"/new_dialog/{name}")
             except (OSError, http.client.HTTPException):
@@ -221,8 +236,10 @@ def quantile(values: list[float], q: int) -> str:
 
 def route_rows(backend: str, phase: str, tally: Tally) -> list[list[str]]:
     rows = []
-    for route, _weight in ROUTE_WEIGHTS:
+    for route in [*(r for r, _ in ROUTE_WEIGHTS), "settle"]:
         outcomes = {outcome: n for (r, outcome), n in tally.statuses.items() if r == route}
+        if not outcomes:
+            continue
         failures = {outcome: n for outcome, n in outcomes.items() if outcome != "ok"}
         lat = tally.latencies[route]
         rows.append(
@@ -309,6 +326,29 @@ def window_sizes(server: ServerProcess) -> str:
 
 
 def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
+    if not args.mixed_provider:
+        return _phase_mixed(backend, server, args, lines)
+    from tests.support.llm_server import ScriptedLLMServer
+
+    provider = ScriptedLLMServer()
+    provider.allow_unexpected = True
+    answers = HealthyProvider()
+    provider.fallback = answers.answer
+    provider.start()
+    try:
+        server.extra_env.update(
+            NEKOMEM_LLM_SUMMARY_BASE_URL=provider.base_url,
+            NEKOMEM_LLM_SUMMARY_API_KEY="sk-bench",
+            NEKOMEM_LLM_SUMMARY_MODEL="bench-model",
+        )
+        rows, rss = _phase_mixed(backend, server, args, lines)
+        print(f"mixed {backend}: provider calls {answers.counts()}", file=sys.stderr)
+        return rows, rss
+    finally:
+        provider.stop()
+
+
+def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
     server.start()
     _warm, warm_clients = run_load(server.port, 15, args.rate, lines)
     for client in warm_clients:
@@ -535,7 +575,7 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def main() -> None:
-    global CHARACTERS
+    global CHARACTERS, SESSION_TURNS
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -561,10 +601,23 @@ def main() -> None:
         help="characters the load is spread over (the provider phase needs many: extraction waits for "
         "10 s of quiet in a character)",
     )
+    parser.add_argument(
+        "--session-turns",
+        type=int,
+        default=0,
+        help="clients play chat sessions of this many turns (/new_dialog, then /query_memory + /cache per"
+        " turn, then /settle) instead of picking routes at random 2:1:1",
+    )
+    parser.add_argument(
+        "--mixed-provider",
+        action="store_true",
+        help="the mixed phase with a healthy provider on loopback (compression, extraction and review run)",
+    )
     parser.add_argument("--postgres", default=os.environ.get("DATABASE_URL") or DEFAULT_POSTGRES)
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS)
     args = parser.parse_args()
     CHARACTERS = args.characters
+    SESSION_TURNS = args.session_turns
     phases = args.phases.split(",")
     lines = chat_lines()
     latency_rows: list[list[str]] = []
@@ -602,10 +655,14 @@ def main() -> None:
     if "outage" in phases:
         split(phase_outage(args, lines))
 
-    print(
-        f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s over {CHARACTERS} characters "
-        "(cache : query_memory : new_dialog = 2:1:1)"
+    shape = (
+        f"sessions of {SESSION_TURNS} turns: new_dialog, query_memory + cache per turn, settle"
+        if SESSION_TURNS
+        else "cache : query_memory : new_dialog = 2:1:1"
     )
+    provider = ", healthy provider" if args.mixed_provider else ", no provider"
+    print(f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s over {CHARACTERS} characters")
+    print(f"({shape}{provider})")
     print_table(
         "Latency and errors per route (ms)",
         ["backend", "phase", "route", "requests", "p50", "p95", "p99", "failures"],
