@@ -106,6 +106,13 @@ RAW_TURN_TIER = "raw_turn"
 RAW_TURN_KINDS = ("human", "ai")
 
 
+class NotRead:
+    """``covered`` not read by the caller (None means "extraction has covered nothing")."""
+
+
+NOT_READ = NotRead()
+
+
 def raw_turns_covered_through(*, character_id: int) -> datetime | None:
     """The raw log's timestamp up to which fact extraction has read the turns (None: nothing yet)."""
     row: Any = (
@@ -140,14 +147,14 @@ def raw_turn_candidates(
     space: VectorSpace | None,
     keys: Collection[int] | None = None,
     after: tuple[datetime, int] | None = None,
-    covered: datetime | None = None,
+    covered: datetime | NotRead | None = NOT_READ,
 ) -> Iterator[Candidate]:
     """Human and AI turns of the raw log later than what extraction has covered (tier ``raw_turn``, BM25
     and, once the backfill has embedded them, cosine), so recall answers from the first turn, before
     (or without) any LLM; ``after`` = (timestamp, id) of the last row already read. Raw rows of one
     character are written under its lock, so their timestamps grow in commit order and "later than the
     last one read" misses none. With ``keys``, only those turns (a vector the backfill logged)."""
-    if covered is None:
+    if isinstance(covered, NotRead):
         covered = raw_turns_covered_through(character_id=character_id)
     rows = _uncovered_turns(character_id=character_id, covered=covered)
     if keys is not None:
