@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -325,15 +326,15 @@ def window_sizes(server: ServerProcess) -> str:
     return f"{max(counts)} / {statistics.fmean(counts):.1f}" if counts else "-"
 
 
-def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
-    if not args.mixed_provider:
-        return _phase_mixed(backend, server, args, lines)
+@contextlib.contextmanager
+def loopback_provider(server: ServerProcess, fallback) -> Iterator[Any]:
+    """An OpenAI-compatible provider on loopback answering every call by ``fallback``, configured as
+    the server's summary tier (before it starts)."""
     from tests.support.llm_server import ScriptedLLMServer
 
     provider = ScriptedLLMServer()
     provider.allow_unexpected = True
-    answers = HealthyProvider()
-    provider.fallback = answers.answer
+    provider.fallback = fallback
     provider.start()
     try:
         server.extra_env.update(
@@ -341,11 +342,19 @@ def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, l
             NEKOMEM_LLM_SUMMARY_API_KEY="sk-bench",
             NEKOMEM_LLM_SUMMARY_MODEL="bench-model",
         )
-        rows, rss = _phase_mixed(backend, server, args, lines)
-        print(f"mixed {backend}: provider calls {answers.counts()}", file=sys.stderr)
-        return rows, rss
+        yield provider
     finally:
         provider.stop()
+
+
+def phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
+    if not args.mixed_provider:
+        return _phase_mixed(backend, server, args, lines)
+    answers = HealthyProvider()
+    with loopback_provider(server, answers.answer):
+        rows, rss = _phase_mixed(backend, server, args, lines)
+    print(f"mixed {backend}: provider calls {answers.counts()}", file=sys.stderr)
+    return rows, rss
 
 
 def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> tuple[list, list]:
@@ -515,22 +524,15 @@ def work_summary(server: ServerProcess) -> tuple[str, str]:
 
 
 def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace, lines) -> list:
-    from tests.support.llm_server import ScriptedLLMServer, error
+    from tests.support.llm_server import error
 
-    provider = ScriptedLLMServer()
-    provider.allow_unexpected = True
     healthy = threading.Event()
     # Healthy, it answers each prompt kind in the shape its layer accepts (a summary, a review, facts,
     # decisions), so compression, review and the rest succeed instead of failing on to dead letters.
     answers = HealthyProvider()
-    provider.fallback = lambda body: answers.answer(body) if healthy.is_set() else error(500, message="down")
-    provider.start()
-    try:
-        server.extra_env.update(
-            NEKOMEM_LLM_SUMMARY_BASE_URL=provider.base_url,
-            NEKOMEM_LLM_SUMMARY_API_KEY="sk-bench",
-            NEKOMEM_LLM_SUMMARY_MODEL="bench-model",
-        )
+    with loopback_provider(
+        server, lambda body: answers.answer(body) if healthy.is_set() else error(500, message="down")
+    ) as provider:
         server.start()
         down_minutes, up_minutes = args.provider_down_minutes, args.provider_up_minutes
         tally_down, clients = run_load(server.port, down_minutes * 60, args.rate, lines)
@@ -561,8 +563,6 @@ def phase_provider(backend: str, server: ServerProcess, args: argparse.Namespace
             ["work", backend, f"end of the {down_minutes:g} min outage", jobs_down, ops_down],
             ["work", backend, "after it came back", jobs_up, ops_up],
         ]
-    finally:
-        provider.stop()
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:

@@ -206,14 +206,17 @@ class _BuildThread(threading.Thread):
 _builds: dict[int, _BuildThread] = {}
 
 
+def _build_lock(character_id: int) -> threading.Lock:
+    """One load or build per character at a time; concurrent requests wait and reuse it."""
+    with _lock:
+        return _build_locks.setdefault(character_id, threading.Lock())
+
+
 def _load_or_build(
     *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int
 ) -> _Entry:
     model_id = space.model_id if space is not None else None
-    with _lock:
-        build_lock = _build_locks.setdefault(character_id, threading.Lock())
-    # One build per character at a time; concurrent requests wait and reuse it.
-    with build_lock:
+    with _build_lock(character_id):
         with _lock:
             entry = _cache.get(character_id)
         if entry is not None and entry.serves(model_id, stop_names) and entry.version >= version:
@@ -551,11 +554,8 @@ def recall_indexes_load_saved() -> int:
     for character in recent_recall_characters(limit=WARM_CHARACTERS):
         if time.monotonic() - started > SAVED_LOAD_BUDGET_SECONDS:
             break
-        names = tuple(character.stop_names)
-        with _lock:
-            build_lock = _build_locks.setdefault(character.pk, threading.Lock())
-        with build_lock:
-            entry = _load(character_id=character.pk, stop_names=names, space=space)
+        with _build_lock(character.pk):
+            entry = _load(character_id=character.pk, stop_names=tuple(character.stop_names), space=space)
             if entry is None:
                 continue
             with entry.lock:

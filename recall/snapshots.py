@@ -86,6 +86,7 @@ def snapshot_write(path: Path, *, version: int, index: RecallIndex) -> bool:
     except OSError:
         logger.warning("recall snapshot not written path=%s", path)
         return False
+    written, held = False, 0.0
     try:
         if FORK_SAVES:
             written, held = _write_in_child(handle, version=version, index=index)

@@ -364,6 +364,5 @@ def extraction_coverage_infer(*, character_id: int) -> datetime | None:
     newest = facts.values_list("created_at", flat=True).first()
     if newest is None:
         return None
-    unset = ExtractionCursor.objects.filter(pk=cursor.pk, last_a_message_at__isnull=True)
-    unset.update(last_a_message_at=newest)
+    ExtractionCursor.objects.filter(pk=cursor.pk).update(last_a_message_at=newest)
     return newest

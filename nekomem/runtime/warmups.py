@@ -24,35 +24,31 @@ def register_warm_up(name: str, warm_up: Callable[[], object], *, before_serving
     (_before_serving if before_serving else _warm_ups)[name] = warm_up
 
 
-def warm_ups_before_serving() -> None:
-    """Run every ``before_serving`` warm-up now, in turn; a failing one is logged and skipped."""
+def _run_each(warm_ups: dict[str, Callable[[], object]]) -> float:
+    """Run each warm-up in turn (a failing one is logged and skipped); the seconds it all took."""
     started = time.monotonic()
     try:
-        for name, warm_up in list(_before_serving.items()):
+        for name, warm_up in list(warm_ups.items()):
             try:
                 warm_up()
             except Exception:
                 logger.exception("warm-up %s failed", name)
     finally:
         connection.close()
-    logger.info("warm-ups before serving done in %.2fs", time.monotonic() - started)
+    return time.monotonic() - started
+
+
+def warm_ups_before_serving() -> None:
+    """Run every ``before_serving`` warm-up now, in turn; a failing one is logged and skipped."""
+    logger.info("warm-ups before serving done in %.2fs", _run_each(_before_serving))
 
 
 def warm_ups_start() -> threading.Thread:
     """Run every registered warm-up in turn on a daemon thread; a failing one is logged and skipped."""
 
     def run() -> None:
-        started = time.monotonic()
-        try:
-            for name, warm_up in list(_warm_ups.items()):
-                try:
-                    warm_up()
-                except Exception:
-                    logger.exception("warm-up %s failed", name)
-        finally:
-            connection.close()
         # Operators (and the benchmarks' "at rest" figures) wait for this line.
-        logger.info("warm-ups done in %.1fs", time.monotonic() - started)
+        logger.info("warm-ups done in %.1fs", _run_each(_warm_ups))
 
     thread = threading.Thread(target=run, name="warm-ups", daemon=True)
     thread.start()
