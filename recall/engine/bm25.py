@@ -14,6 +14,9 @@ from nekomem.textproc import recall_tokens, search_tokens
 
 BM25_K1 = 1.5
 BM25_B = 0.75
+# Postings of appended rows wait in arrival order (found by one comparison over the tail a query term)
+# until this many, then are merged into the sorted segment: ~100 Chinese turns.
+TAIL_POSTINGS = 8192
 
 # Lexical views: a name → tokenizer(text, stop_names). Adding a view here makes it available to configs.
 Tokenizer = Callable[[str, Sequence[str]], list[str]]
@@ -41,10 +44,11 @@ class Bm25View:
     term instead of a dict entry and a string). A collision between two distinct terms (≈ n²/2⁶⁴) would
     only merge their columns.
 
-    Rows added after ``freeze`` go to small per-term posting lists beside the frozen columns, and removed
-    rows are tombstoned; document frequencies, the live row count and the total length are kept for the
-    live rows only, and every score is computed from them at query time. So a view that took changes
-    scores every live row exactly (bit for bit) as a view built from the live rows would.
+    Rows added after ``freeze`` are postings (term hash, row, tf) beside the frozen columns: a short
+    tail in arrival order, merged every ``TAIL_POSTINGS`` into one segment sorted by hash. Removed rows
+    are tombstoned; a term's document frequency counts its live rows at query time, and the live row
+    count and total length are kept for the live rows only. So a view that took changes scores every
+    live row exactly (bit for bit) as a view built from the live rows would.
     """
 
     def __init__(
@@ -61,13 +65,19 @@ class Bm25View:
         self._indptr = np.zeros(1, dtype=np.int64)
         self._indices = np.zeros(0, dtype=np.int32)
         self._tf = np.zeros(0, dtype=np.uint8)
-        self._df = np.zeros(0, dtype=np.int64)  # frozen columns' document frequencies (live rows)
         self._lengths = np.zeros(0, dtype=np.int32)  # tokens per row, every row
         self._alive = np.zeros(0, dtype=bool)
         self._live = 0
         self._total_length = 0  # of the live rows
-        self._added: dict[int, tuple[array[int], array[int]]] = {}  # hash → (rows, tfs) added after freeze
-        self._df_change: dict[int, int] = {}  # hash → live document-frequency change since freeze
+        # Postings of the rows appended after freeze: sorted by hash, then the tail not merged yet. Flat
+        # arrays, not a list per term: a Chinese turn brings ~80 terms the delta has not seen, and two
+        # small arrays and a dict entry for each made ~20 KB a row (40 MB a character before compaction).
+        self._added_keys = np.zeros(0, dtype=np.int64)
+        self._added_rows = np.zeros(0, dtype=np.int32)
+        self._added_tfs = np.zeros(0, dtype=np.uint8)
+        self._tail_keys = array("q")
+        self._tail_rows = array("i")
+        self._tail_tfs = array("B")
         self._norm_for: tuple[int, int, int] | None = None
         self._norm = np.zeros(0, dtype=np.float32)  # k1·(1 − b + b·dl/avgdl) per row
         for text in texts:
@@ -119,7 +129,6 @@ class Bm25View:
             docs = (pairs % n).astype(np.int32)
             del pairs
             df = np.bincount(terms, minlength=n_terms)
-            self._df = df.astype(np.int64)
             # Term frequencies, not scores, are stored (1 byte a posting instead of 4); a query computes
             # the scores of its own terms' postings. A term repeated > 255 times in one row counts 255.
             self._tf = np.minimum(tf, 255).astype(np.uint8)
@@ -149,11 +158,9 @@ class Bm25View:
         for text in texts:
             row = self.size
             counts, length = self._counts(text)
-            for key, tf in counts.items():
-                rows, tfs = self._added.setdefault(key, (array("i"), array("i")))
-                rows.append(row)
-                tfs.append(min(tf, 255))
-                self._df_change[key] = self._df_change.get(key, 0) + 1
+            self._tail_keys.extend(counts)
+            self._tail_rows.extend([row] * len(counts))
+            self._tail_tfs.extend([min(tf, 255) for tf in counts.values()])
             lengths.append(length)
             self._total_length += length
             self.size += 1
@@ -161,18 +168,32 @@ class Bm25View:
         if lengths:
             self._lengths = np.concatenate((self._lengths, np.frombuffer(lengths, dtype=np.int32)))
             self._alive = np.concatenate((self._alive, np.ones(len(lengths), dtype=bool)))
+        if len(self._tail_keys) >= TAIL_POSTINGS:
+            self._merge_tail()
 
-    def remove(self, row: int, text: str) -> None:
-        """Tombstone a live row; ``text`` is the text it was added with."""
+    def _merge_tail(self) -> None:
+        """Sort the tail into the added segment: O(segment) copies, no per-term objects."""
+        if not self._tail_keys:
+            return
+        keys = np.frombuffer(self._tail_keys, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        rows = np.frombuffer(self._tail_rows, dtype=np.int32)[order]
+        tfs = np.frombuffer(self._tail_tfs, dtype=np.uint8)[order]
+        at = np.searchsorted(self._added_keys, keys, side="right")
+        self._added_keys = np.insert(self._added_keys, at, keys)
+        self._added_rows = np.insert(self._added_rows, at, rows)
+        self._added_tfs = np.insert(self._added_tfs, at, tfs)
+        self._tail_keys, self._tail_rows, self._tail_tfs = array("q"), array("i"), array("B")
+
+    def remove(self, row: int) -> None:
+        """Tombstone a live row (its terms' document frequencies follow: they count live rows)."""
         self.freeze()
         if not self._alive[row]:
             return
-        counts, length = self._counts(text)
-        for key in counts:
-            self._df_change[key] = self._df_change.get(key, 0) - 1
         self._alive[row] = False
         self._live -= 1
-        self._total_length -= length
+        self._total_length -= int(self._lengths[row])
 
     @property
     def dead(self) -> int:
@@ -190,20 +211,29 @@ class Bm25View:
             self._norm_for = state
         return self._norm
 
-    def _postings(self, key: int) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
-        """(live document frequency, [(rows, tfs)…]) of one term hash."""
+    def _postings(self, key: int, tail: np.ndarray) -> tuple[int, list[tuple[np.ndarray, np.ndarray]]]:
+        """(live document frequency, [(rows, tfs)…]) of one term hash; ``tail`` is the tail's hashes."""
         parts: list[tuple[np.ndarray, np.ndarray]] = []
-        df = self._df_change.get(key, 0)
         if self._keys.size:
             at = min(int(np.searchsorted(self._keys, key)), self._keys.size - 1)
             if self._keys[at] == key:
                 column = int(self._columns[at])
                 start, end = self._indptr[column], self._indptr[column + 1]
                 parts.append((self._indices[start:end], self._tf[start:end]))
-                df += int(self._df[column])
-        added = self._added.get(key)
-        if added is not None:
-            parts.append((np.frombuffer(added[0], dtype=np.int32), np.frombuffer(added[1], dtype=np.int32)))
+        if self._added_keys.size:
+            start = int(np.searchsorted(self._added_keys, key, side="left"))
+            end = int(np.searchsorted(self._added_keys, key, side="right"))
+            if end > start:
+                parts.append((self._added_rows[start:end], self._added_tfs[start:end]))
+        if tail.size:
+            hits = np.flatnonzero(tail == key)
+            if hits.size:
+                rows = np.frombuffer(self._tail_rows, dtype=np.int32)[hits]
+                parts.append((rows, np.frombuffer(self._tail_tfs, dtype=np.uint8)[hits]))
+        if self._live == self.size:
+            df = sum(rows.size for rows, _ in parts)
+        else:
+            df = sum(int(np.count_nonzero(self._alive[rows])) for rows, _ in parts)
         return df, parts
 
     def scores(self, query: str) -> np.ndarray:
@@ -215,8 +245,9 @@ class Bm25View:
         norm = self._row_norms()
         k1_plus_1 = np.float32(BM25_K1 + 1)
         # Query terms de-duplicated (§4.3); unknown terms contribute nothing.
+        tail = np.frombuffer(self._tail_keys, dtype=np.int64) if self._tail_keys else np.zeros(0, np.int64)
         for token in dict.fromkeys(self.tokenizer(query, self.stop_names)):
-            df, parts = self._postings(term_hash(token))
+            df, parts = self._postings(term_hash(token), tail)
             if df <= 0:
                 continue
             idf = np.float32(math.log1p((self._live - df + 0.5) / (df + 0.5)))
@@ -230,8 +261,10 @@ class Bm25View:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self._keys, self._columns, self._indptr, self._indices, self._tf, self._df, self._norm)
-        return sum(a.nbytes for a in arrays) + self._lengths.nbytes + self._alive.nbytes
+        arrays = (self._keys, self._columns, self._indptr, self._indices, self._tf, self._norm, self._lengths)
+        added = (self._added_keys, self._added_rows, self._added_tfs, self._alive)
+        tail = len(self._tail_keys) * 13  # 8 + 4 + 1 bytes a posting
+        return sum(a.nbytes for a in (*arrays, *added)) + tail
 
 
 def bm25_reference_score(query: Sequence[str], doc: Sequence[str], corpus: Sequence[Sequence[str]]) -> float:

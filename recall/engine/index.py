@@ -201,9 +201,8 @@ class RecallIndex:
         return taken
 
     def _tombstone(self, row: int) -> None:
-        _, text = self.rows.strings[row]
         for view in self.views.values():
-            view.remove(row, text)
+            view.remove(row)
         self.alive[row] = False
         self.has_vector[row] = False
         if self.matrix is not None:
@@ -374,7 +373,7 @@ class RecallIndex:
         """A lexical view no index was built with (a benchmark's configuration), over the live rows."""
         view = Bm25View(LEXICAL_VIEWS[name], self.rows.strings.column(1), self.stop_names)
         for row in np.flatnonzero(~self.alive).tolist():
-            view.remove(row, self.rows.strings[row][1])
+            view.remove(row)
         return view
 
 

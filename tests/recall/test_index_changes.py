@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nekomem.timewindows import TimeWindow
-from recall.engine import BM25_NEKOMEM, BM25_ONLY, DEFAULT, VECTORS_ONLY, Candidate, RecallIndex
+from recall.engine import BM25_NEKOMEM, BM25_ONLY, DEFAULT, VECTORS_ONLY, Candidate, RecallIndex, bm25
 from recall.engine import vectors as engine_vectors
 
 pytestmark = pytest.mark.django_db
@@ -138,8 +138,12 @@ QUERIES = [
 ]
 
 
+@pytest.mark.parametrize("tail_postings", [8192, 64, 1], ids=lambda n: f"tail{n}")
 @pytest.mark.parametrize("config", [BM25_ONLY, BM25_NEKOMEM], ids=lambda c: c.name)
-def test_bm25_after_changes_ranks_like_a_rebuild(config) -> None:
+def test_bm25_after_changes_ranks_like_a_rebuild(config, tail_postings, monkeypatch) -> None:
+    # Appended rows' postings sit in the tail, in the merged segment, or both (a tail of 1 merges at
+    # every append; 64 leaves some of each).
+    monkeypatch.setattr(bm25, "TAIL_POSTINGS", tail_postings)
     index, rebuilt, live = changed_and_rebuilt(np.random.default_rng(3), 400)
     assert len(index) == len(rebuilt) == len(live)
     assert sorted(c.key for c in index.candidates if c.key is not None) == sorted(live)
@@ -255,3 +259,28 @@ def test_a_saved_index_loads_with_arrays_that_take_changes(tmp_path) -> None:
     loaded.apply(pool="p", vectors={99: np.eye(4)[1]})
     assert "f3" not in {h.candidate.id for h in loaded.search("第3种茶")}
     assert loaded.search("乌龙茶")[0].candidate.id == "n" and loaded.has_vector[loaded.row_of("p", 99)]
+
+
+def test_appended_rows_cost_bytes_not_python_objects() -> None:
+    # Each appended Chinese turn brings ~80 terms the delta has not seen. A list per term made ~20 KB a
+    # row, so a character's delta grew to ~40 MB before compaction; flat postings are ~13 bytes each.
+    import tracemalloc
+
+    from tests.support.dataset import turns
+
+    texts = [t["text"] for t in (*turns("memorybank-cn"), *turns("memorybank-en"))]
+    view = bm25.Bm25View(bm25.LEXICAL_VIEWS["words"], texts[:20], [])
+    appended = texts[20:420]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for text in appended:
+            view.append([text])
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(appended) >= 300
+    assert grown / len(appended) < 1_500, f"{grown / len(appended):.0f} bytes a row"
+    reference = bm25.Bm25View(bm25.LEXICAL_VIEWS["words"], texts[:420], [])
+    for query in ("我喜欢", "今天天气", texts[300][:12]):
+        assert view.scores(query).tolist() == reference.scores(query).tolist()
