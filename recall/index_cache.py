@@ -29,8 +29,10 @@ from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_spac
 from nekomem.textproc import tokenizers_warm_up
 from recall.engine import RecallIndex
 from recall.selectors import (
+    NOT_READ,
     RAW_TURN_POOL,
     RECALL_POOLS,
+    NotRead,
     PoolReader,
     character_incarnation,
     character_memory_version,
@@ -92,14 +94,16 @@ def recall_index(
     stop_names: list[str],
     space: VectorSpace | None,
     version: int | None = None,
+    covered: datetime | NotRead | None = NOT_READ,
     patient: bool = False,
 ) -> RecallIndex:
     """The character's index, brought up to ``version`` (by the logged rows, or rebuilt) and to the raw
     log's uncovered turns.
 
-    ``version`` is the ``memory_version`` the caller read (before this call) with the character;
-    without it, it is read here. A request waits for a build at most ``RECALL_BUILD_WAIT_SECONDS``
-    (then ``RecallIndexBuilding``); a ``patient`` caller (a warm-up, off the request path) builds here.
+    ``version`` is the ``memory_version`` the caller read (before this call) with the character, and
+    ``covered`` extraction's cursor read with it; without them, they are read here. A request waits for
+    a build at most ``RECALL_BUILD_WAIT_SECONDS`` (then ``RecallIndexBuilding``); a ``patient`` caller
+    (a warm-up, off the request path) builds here.
     """
     if version is None:
         version = character_memory_version(character_id=character_id)
@@ -110,7 +114,7 @@ def recall_index(
         character_id=character_id, stop_names=names, space=space, version=version, patient=patient
     )
     with entry.lock:
-        if _raw_turns_sync(entry, character_id=character_id, space=space):
+        if _raw_turns_sync(entry, character_id=character_id, space=space, covered=covered):
             return entry.index
     # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
     fresh = _build(character_id=character_id, stop_names=names, space=space, version=version, why="raw")
@@ -234,15 +238,22 @@ def _load_or_build(
     return fresh
 
 
-def _raw_turns_sync(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> bool:
+def _raw_turns_sync(
+    entry: _Entry,
+    *,
+    character_id: int,
+    space: VectorSpace | None,
+    covered: datetime | NotRead | None = NOT_READ,
+) -> bool:
     """Add the raw log's new turns and drop those extraction has covered since (raw turns are not in the
     change log: they arrive on every turn, and the cursor moving is their only other change). False
-    when the cursor went back."""
+    when the cursor went back. ``covered``: the cursor as the caller read it (read here if not)."""
     if entry.raw_live is None:  # just built or loaded: what it holds
         entry.raw_live = deque(sorted((when, key) for key, when in entry.index.pool_rows(RAW_TURN_POOL)))
         entry.raw_after = entry.raw_live[-1] if entry.raw_live else None
         entry.raw_covered = entry.raw_built_covered
-    covered = raw_turns_covered_through(character_id=character_id)
+    if isinstance(covered, NotRead):
+        covered = raw_turns_covered_through(character_id=character_id)
     if entry.raw_covered is not None and (covered is None or covered < entry.raw_covered):
         return False
     removed: list[int] = []

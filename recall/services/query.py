@@ -126,6 +126,7 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             stop_names=character.stop_names,
             space=vectors.space,
             version=character.memory_version,
+            covered=character.raw_covered,
         )
         candidates_total = len(index)
         if window is not None and not query:

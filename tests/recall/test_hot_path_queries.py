@@ -23,12 +23,12 @@ pytestmark = pytest.mark.django_db
 # also reads the persona entries, reflections, suppressions and token counts to render the block.
 NEW_DIALOG = {"sqlite": 8, "postgresql": 10}
 NEW_DIALOG_COLD = {"sqlite": 29, "postgresql": 31}
-# Warm: block check, the character with its memory version, the extraction cursor (once: "no cursor
-# yet" used to be read twice) and the raw turns past it (the raw-turn pool); the change log only when
-# the version moved. The first query also reads every pool's rows (facts, raw turns, reflections) to
-# build the index.
-QUERY_WARM = {"sqlite": 4, "postgresql": 4}
-QUERY_COLD = {"sqlite": 11, "postgresql": 11}
+# Warm: block check, the character with its memory version and the extraction cursor (one statement:
+# the cursor was a read of its own) and the raw turns past it (the raw-turn pool); the change log only
+# when the version moved. The first query also reads every pool's rows (facts, raw turns,
+# reflections) to build the index.
+QUERY_WARM = {"sqlite": 3, "postgresql": 3}
+QUERY_COLD = {"sqlite": 10, "postgresql": 10}
 
 
 @pytest.fixture
