@@ -9,6 +9,8 @@ acknowledged turns were stored, and how often. Phases (``--phases``):
 - ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
   and the cluster at the start and the end, next to the recent window's size (messages per
   character, max and mean) then: a window that grew tells data growth from memory the workers kept.
+  Then ``--read-minutes`` of the same load without its writes (nothing new to index), RSS before and
+  after.
 - ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
   SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
   afterwards every acknowledged turn must be stored exactly once and every outbox op done.
@@ -70,6 +72,7 @@ CLIENTS = 16
 CHARACTERS = 8
 ROUTE_WEIGHTS = (("cache", 2), ("query_memory", 1), ("new_dialog", 1))
 SESSION_TURNS = 0  # --session-turns: 0 picks each route at random by ROUTE_WEIGHTS
+WRITE_ROUTES = frozenset({"cache", "settle"})
 # The outage phase's own services, on ports nothing else here uses.
 OUTAGE_PG_PORT = 54329
 OUTAGE_REDIS_PORT = 63799
@@ -137,6 +140,7 @@ class Client(threading.Thread):
         self.turns = 0
         self.run_id = tally.run_id
         self.session: list[str] = []
+        self.read_only = False  # recall and prompts only: nothing is written, so nothing new is indexed
 
     def _request(self, method: str, path: str, body: Any = None) -> tuple[int, str, bytes]:
         # Never resent: a turn whose answer was lost may be stored, and a resend would store it twice
@@ -155,6 +159,12 @@ class Client(threading.Thread):
             raise
 
     def next_route(self, routes: list[str]) -> str:
+        route = self._next_route(routes)
+        while self.read_only and route in WRITE_ROUTES:
+            route = self._next_route(routes)
+        return route
+
+    def _next_route(self, routes: list[str]) -> str:
         if SESSION_TURNS <= 0:
             return self.rng.choice(routes)
         # A chat: /new_dialog, then each turn recalled and cached, then /settle when the session ends.
@@ -208,11 +218,13 @@ class Client(threading.Thread):
 
 
 def run_load(
-    port: int, seconds: float, rate: float, lines: list[tuple[str, str]]
+    port: int, seconds: float, rate: float, lines: list[tuple[str, str]], *, read_only: bool = False
 ) -> tuple[Tally, list[Client]]:
     tally = Tally()
     stop_at = time.monotonic() + seconds
     clients = [Client(i, port, tally, lines, CLIENTS / rate, stop_at) for i in range(CLIENTS)]
+    for client in clients:
+        client.read_only = read_only
     for client in clients:
         client.start()
     return tally, clients
@@ -373,7 +385,27 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     ]
     rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end])
     integrity = integrity_row(backend, "mixed", tally, server)
-    return [*route_rows(backend, "mixed", tally), ["integrity", *integrity]], rss
+    rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]
+    if args.read_minutes > 0:
+        # The same clients with nothing to write: the indexes hold what they hold, so what the workers
+        # gain now is memory kept per request, not data.
+        read_start = rss_mb(server)
+        reads, clients = run_load(server.port, args.read_minutes * 60, args.rate, lines, read_only=True)
+        for client in clients:
+            client.join()
+        read_end = rss_mb(server)
+        rss += [
+            [
+                backend,
+                f"{role} (then reads only, {args.read_minutes:g} min)",
+                f"{read_start[role]:.0f}",
+                f"{read_end.get(role, 0):.0f}",
+            ]
+            for role in sorted(read_start)
+            if role != "serve"
+        ]
+        rows += route_rows(backend, "reads only", reads)
+    return rows, rss
 
 
 def _kill_tree_of(server: ServerProcess, needle: str, *, one: bool) -> int:
@@ -607,6 +639,13 @@ def main() -> None:
         default=0,
         help="clients play chat sessions of this many turns (/new_dialog, then /query_memory + /cache per"
         " turn, then /settle) instead of picking routes at random 2:1:1",
+    )
+    parser.add_argument(
+        "--read-minutes",
+        type=float,
+        default=2.0,
+        help="after the mixed load, this long the same clients only read (/query_memory, /new_dialog): "
+        "the workers' RSS then tells memory kept per request from data indexed",
     )
     parser.add_argument(
         "--mixed-provider",
