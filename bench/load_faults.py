@@ -62,6 +62,7 @@ from bench.shared_data import conversation, turns  # noqa: E402
 from tests.support.server_process import (  # noqa: E402
     ServerProcess,
     history_body,
+    http_call,
     redis_queue_cleanup,
     server_backend,
 )
@@ -324,6 +325,19 @@ def integrity_row(backend: str, phase: str, tally: Tally, server: ServerProcess)
     ]
 
 
+def wait_vectors_filled(server: ServerProcess, timeout: float = 300.0) -> int | None:
+    """Wait until the status report counts no row waiting for a vector; what still waits (None: unknown)."""
+    deadline = time.monotonic() + timeout
+    waiting: int | None = None
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            waiting = http_call(server.port, "GET", "/api/v1/status/").json()["embeddings"]["without_vectors"]
+        if waiting == 0:
+            return 0
+        time.sleep(2)
+    return waiting
+
+
 def window_sizes(server: ServerProcess) -> str:
     """Recent-window messages per load character, ``max / mean``: what every ``/new_dialog`` renders."""
     assert server.database is not None
@@ -387,8 +401,10 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     integrity = integrity_row(backend, "mixed", tally, server)
     rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]
     if args.read_minutes > 0:
-        # The same clients with nothing to write: the indexes hold what they hold, so what the workers
-        # gain now is memory kept per request, not data.
+        # The same clients with nothing to write, once the backfill has caught up (its vectors fill rows
+        # the indexes already hold, and that is data too): what the workers gain now is memory kept per
+        # request, or what extraction adds once the characters fall quiet.
+        backlog = wait_vectors_filled(server)
         read_start = rss_mb(server)
         reads, clients = run_load(server.port, args.read_minutes * 60, args.rate, lines, read_only=True)
         for client in clients:
@@ -397,7 +413,7 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
         rss += [
             [
                 backend,
-                f"{role} (then reads only, {args.read_minutes:g} min)",
+                f"{role} (then reads only, {args.read_minutes:g} min; vectors waiting {backlog})",
                 f"{read_start[role]:.0f}",
                 f"{read_end.get(role, 0):.0f}",
             ]
