@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
 import warnings
 from collections.abc import Collection, Iterable, Sequence
@@ -200,11 +201,19 @@ def normalized_identity(text: str) -> str:
 # ---------------------------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _english_stemmer() -> Any:
-    import snowballstemmer
+_stemmers = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _english_stemmer() -> Any:
+    """This thread's stemmer: a snowball stemmer keeps the word it works on in the instance, so two
+    threads sharing one garble each other's words (IndexError inside it, seen under load once threads
+    switched every millisecond)."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=65536)

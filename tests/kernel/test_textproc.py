@@ -246,3 +246,40 @@ def test_heuristic_truncation_respects_budget() -> None:
     assert head and text.startswith(head) and heuristic_token_count(head) <= 40
     assert tail and text.endswith(tail) and heuristic_token_count(tail) <= 40
     assert heuristic_token_count(text[: len(head) + 1]) > 40
+
+
+def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> None:
+    # A snowball stemmer keeps the word it works on in the instance: threads sharing one garbled each
+    # other's words (IndexError inside the stemmer) once the interpreter switched threads often.
+    import sys
+    import threading
+
+    from nekomem import textproc
+
+    words = [
+        f"{stem}{suffix}"
+        for stem in ("walk", "jump", "play", "cook", "paint")
+        for suffix in ("ing", "ed", "s", "ings", "ers", "ness", "ational", "fulness")
+    ] * 40
+    expected = [textproc._english_stemmer().stemWord(w) for w in words]
+    failures: list[BaseException] = []
+    results: dict[int, list[str]] = {}
+
+    def stem_all(worker: int) -> None:
+        try:
+            results[worker] = [textproc._english_stemmer().stemWord(w) for w in words]
+        except BaseException as exc:  # any failure of the stemmer is the finding
+            failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=stem_all, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures
+    assert all(result == expected for result in results.values()) and len(results) == 8
