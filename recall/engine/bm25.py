@@ -151,13 +151,20 @@ class Bm25View:
             counts[key] = counts.get(key, 0) + 1
         return counts, len(tokens)
 
+    def counted(self, texts: Sequence[str]) -> list[tuple[dict[int, int], int]]:
+        """The term counts and length of each text, as ``append_counted`` takes them (changes nothing)."""
+        return [self._counts(text) for text in texts]
+
     def append(self, texts: Sequence[str]) -> None:
         """Add rows ``size …`` after freeze (their numbers are the next free ones)."""
+        self.append_counted(self.counted(texts))
+
+    def append_counted(self, rows: Sequence[tuple[dict[int, int], int]]) -> None:
+        """``append`` of texts already counted (``counted``): nothing here can fail halfway."""
         self.freeze()
         lengths = array("i")
-        for text in texts:
+        for counts, length in rows:
             row = self.size
-            counts, length = self._counts(text)
             self._tail_keys.extend(counts)
             self._tail_rows.extend([row] * len(counts))
             self._tail_tfs.extend([min(tf, 255) for tf in counts.values()])

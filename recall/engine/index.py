@@ -213,24 +213,30 @@ class RecallIndex:
     def _append(self, new: Sequence[Candidate]) -> None:
         if not new:
             return
+        # Everything that can fail (tokenisers, spans, vectors) is worked out before the first change:
+        # an exception halfway left rows without their postings or flags, and every later query or
+        # change of the character failed on arrays of different lengths until the next build.
+        texts = [c.text for c in new]
+        counted = {name: view.counted(texts) for name, view in self.views.items()}
+        spans = [c.event_span() for c in new]
+        starts = [s[0].timestamp() if s else math.nan for s in spans]
+        ends = [s[1].timestamp() if s else math.nan for s in spans]
         first = len(self.rows)
+        keys = [c.key if c.key is not None else first + i for i, c in enumerate(new)]
+        cosine = [c.tier in TIERS_COSINE for c in new]
+        rows, has = unit_rows([c.vector for c in new], self.dim)
         for offset, c in enumerate(new):
             self.rows.append(c)
             if c.key is not None:
                 self._row_of[(c.pool, c.key)] = first + offset
         self.rows.strings.freeze(trim=False)
-        for view in self.views.values():
-            view.append([c.text for c in new])
-        spans = [c.event_span() for c in new]
-        self.span_start = np.concatenate(
-            (self.span_start, [s[0].timestamp() if s else math.nan for s in spans])
-        )
-        self.span_end = np.concatenate((self.span_end, [s[1].timestamp() if s else math.nan for s in spans]))
-        keys = [c.key if c.key is not None else first + i for i, c in enumerate(new)]
+        for name, view in self.views.items():
+            view.append_counted(counted[name])
+        self.span_start = np.concatenate((self.span_start, starts))
+        self.span_end = np.concatenate((self.span_end, ends))
         self.order = np.concatenate((self.order, np.asarray(keys, dtype=np.int64)))
         self.alive = np.concatenate((self.alive, np.ones(len(new), dtype=bool)))
-        self.cosine_pool = np.concatenate((self.cosine_pool, [c.tier in TIERS_COSINE for c in new]))
-        rows, has = unit_rows([c.vector for c in new], self.dim)
+        self.cosine_pool = np.concatenate((self.cosine_pool, cosine))
         vectors_append(self, rows, has)
         self._live += len(new)
         self.changed_rows += len(new)

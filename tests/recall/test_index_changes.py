@@ -284,3 +284,30 @@ def test_appended_rows_cost_bytes_not_python_objects() -> None:
     reference = bm25.Bm25View(bm25.LEXICAL_VIEWS["words"], texts[:420], [])
     for query in ("我喜欢", "今天天气", texts[300][:12]):
         assert view.scores(query).tolist() == reference.scores(query).tolist()
+
+
+def test_a_change_that_fails_to_tokenise_leaves_the_index_as_it_was() -> None:
+    # A tokeniser raising halfway through an append left rows without postings or flags, and every later
+    # query of the character failed on arrays of different lengths until the next build.
+    rng = np.random.default_rng(11)
+    rows = [row(k, corpus_text(rng, 12), vector=unit(rng)) for k in range(40)]
+    index = RecallIndex(rows, dim=16)
+    before = index.search("green tea coffee", config=BM25_NEKOMEM)
+    words = index.views["words"]
+    tokenize = words.tokenizer
+
+    def fails_on_poison(text: str, names):
+        if "poison" in text:
+            raise IndexError("string index out of range")
+        return tokenize(text, names)
+
+    words.tokenizer = fails_on_poison
+    fine, poisoned = row(100, "green tea with the master"), row(101, "a poison word")
+    with pytest.raises(IndexError):
+        index.apply(pool=POOL, upserts=[fine, poisoned])
+    words.tokenizer = tokenize
+    assert len(index) == len(rows)
+    after = index.search("green tea coffee", config=BM25_NEKOMEM)
+    assert [(h.candidate.id, h.score) for h in after] == [(h.candidate.id, h.score) for h in before]
+    index.apply(pool=POOL, upserts=[fine])  # and it takes the next change
+    assert index.search("master", config=BM25_NEKOMEM)[0].candidate.id == "fact_100"
