@@ -117,6 +117,14 @@ def _outcome(route: str, status: int, content_type: str, body: bytes) -> str:
                 return "ok" if json.loads(body).get("status") == "cached" else "error-200"
             except ValueError:
                 return "bad-body"
+        if route == "query_memory":
+            # Recall never fails the chat: an internal failure is a 200 with no results and an error
+            # code, and it counts as a failure here.
+            try:
+                code = json.loads(body).get("error_code")
+            except ValueError:
+                return "bad-body"
+            return f"200-{code}" if code else "ok"
         return "ok"
     if "json" not in content_type:
         return f"{status}-not-json"
