@@ -9,8 +9,8 @@ acknowledged turns were stored, and how often. Phases (``--phases``):
 - ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
   and the cluster at the start and the end, next to the recent window's size (messages per
   character, max and mean) then: a window that grew tells data growth from memory the workers kept.
-  Then ``--read-minutes`` of the same load without its writes (nothing new to index), RSS before and
-  after.
+  Then, once the backfill has caught up, ``--read-minutes`` of the same load without its writes (no
+  new turns; extraction still runs once the characters fall quiet), RSS before and after.
 - ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
   SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
   afterwards every acknowledged turn must be stored exactly once and every outbox op done.
@@ -140,6 +140,7 @@ class Client(threading.Thread):
         lines: list[tuple[str, str]],
         interval: float,
         stop_at: float,
+        read_only: bool = False,
     ) -> None:
         super().__init__(daemon=True)
         self.index, self.port, self.tally, self.lines = index, port, tally, lines
@@ -149,7 +150,7 @@ class Client(threading.Thread):
         self.turns = 0
         self.run_id = tally.run_id
         self.session: list[str] = []
-        self.read_only = False  # recall and prompts only: nothing is written, so nothing new is indexed
+        self.read_only = read_only  # recall and prompts only: the clients send no turn
 
     def _request(self, method: str, path: str, body: Any = None) -> tuple[int, str, bytes]:
         # Never resent: a turn whose answer was lost may be stored, and a resend would store it twice
@@ -231,9 +232,7 @@ def run_load(
 ) -> tuple[Tally, list[Client]]:
     tally = Tally()
     stop_at = time.monotonic() + seconds
-    clients = [Client(i, port, tally, lines, CLIENTS / rate, stop_at) for i in range(CLIENTS)]
-    for client in clients:
-        client.read_only = read_only
+    clients = [Client(i, port, tally, lines, CLIENTS / rate, stop_at, read_only) for i in range(CLIENTS)]
     for client in clients:
         client.start()
     return tally, clients

@@ -7,9 +7,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 
 # A view thread that has waited for the database waits again for the interpreter lock, until the
 # thread holding it has run out its switch interval (5 ms by default): a /cache paid that after each
-# of its round trips whenever a query ran beside it in the same process. At 1 ms the chat load's /cache
-# p95 went from 16.0 to 9.9 ms and the query p50 from 24.3 to 16.9 ms (bench/load_faults.py, PostgreSQL,
-# 2 cores); the extra switches cost nothing measurable there.
+# of its round trips whenever a query ran beside it in the same process (bench/load_faults.py, chat
+# shape: the /cache tail shrank at 1 ms, and the extra switches cost nothing measurable).
 GIL_SWITCH_SECONDS = 0.001
 sys.setswitchinterval(GIL_SWITCH_SECONDS)
 

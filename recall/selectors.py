@@ -113,13 +113,15 @@ class NotRead:
 NOT_READ = NotRead()
 
 
+def _covered_through(character_id: int | OuterRef) -> QuerySet[ExtractionCursor, datetime | None]:
+    return ExtractionCursor.objects.filter(character_id=character_id).values_list(
+        "last_a_message_at", flat=True
+    )
+
+
 def raw_turns_covered_through(*, character_id: int) -> datetime | None:
     """The raw log's timestamp up to which fact extraction has read the turns (None: nothing yet)."""
-    row: Any = (
-        ExtractionCursor.objects.filter(character_id=character_id)
-        .values_list("last_a_message_at", flat=True)
-        .first()
-    )
+    row: Any = _covered_through(character_id).first()
     return row
 
 
@@ -307,8 +309,7 @@ _RECALL_FIELDS = ("pk", "name", "memory_version", "master_name", "master_nicknam
 
 
 def _recall_characters() -> QuerySet[Character]:
-    cursor = ExtractionCursor.objects.filter(character_id=OuterRef("pk")).values("last_a_message_at")[:1]
-    return Character.objects.annotate(raw_covered=Subquery(cursor))
+    return Character.objects.annotate(raw_covered=Subquery(_covered_through(OuterRef("pk"))[:1]))
 
 
 def recall_character(*, name: str) -> RecallCharacter | None:

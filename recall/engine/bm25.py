@@ -180,8 +180,6 @@ class Bm25View:
 
     def _merge_tail(self) -> None:
         """Sort the tail into the added segment: O(segment) copies, no per-term objects."""
-        if not self._tail_keys:
-            return
         keys = np.frombuffer(self._tail_keys, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
         keys = keys[order]
@@ -268,10 +266,11 @@ class Bm25View:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self._keys, self._columns, self._indptr, self._indices, self._tf, self._norm, self._lengths)
-        added = (self._added_keys, self._added_rows, self._added_tfs, self._alive)
+        frozen = (self._keys, self._columns, self._indptr, self._indices, self._tf)
+        per_row = (self._lengths, self._alive, self._norm)
+        added = (self._added_keys, self._added_rows, self._added_tfs)
         tail = len(self._tail_keys) * 13  # 8 + 4 + 1 bytes a posting
-        return sum(a.nbytes for a in (*arrays, *added)) + tail
+        return sum(a.nbytes for a in (*frozen, *per_row, *added)) + tail
 
 
 def bm25_reference_score(query: Sequence[str], doc: Sequence[str], corpus: Sequence[Sequence[str]]) -> float:
