@@ -241,12 +241,49 @@ def run_load(
 def rss_mb(server: ServerProcess) -> dict[str, float]:
     totals: dict[str, float] = defaultdict(float)
     for pid, info in server.processes().items():
-        role = "cluster" if "qcluster" in info.cmdline else "http" if "granian" in info.cmdline else "serve"
+        role = _role(info.cmdline)
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     totals[role] += int(line.split()[1]) / 1024
     return dict(totals)
+
+
+def _role(cmdline: str) -> str:
+    return "cluster" if "qcluster" in cmdline else "http" if "granian" in cmdline else "serve"
+
+
+def cpu_seconds(server: ServerProcess) -> dict[str, float]:
+    """CPU time used so far (user + system) by the server's roles, every PostgreSQL process on the
+    machine, and this process (the clients and the loopback provider): where the two cores go."""
+    tick = os.sysconf("SC_CLK_TCK")
+    totals: dict[str, float] = defaultdict(float)
+
+    def used(pid: int | str) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    for pid, info in server.processes().items():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            totals[_role(info.cmdline)] += used(pid)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if (entry / "comm").read_text().strip() in {"postgres", "redis-server"}:
+                name = (entry / "comm").read_text().strip()
+                totals["postgresql" if name == "postgres" else "redis"] += used(entry.name)
+    own = os.times()
+    totals["load generator + provider"] = own.user + own.system
+    return dict(totals)
+
+
+def machine_busy_seconds() -> float:
+    """CPU time the whole machine spent busy (every core): counts processes that exited meanwhile
+    too, such as PostgreSQL backends of connections the server recycled."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def quantile(values: list[float], q: int) -> str:
@@ -396,14 +433,24 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     for client in warm_clients:
         client.join()
     rss_start, window_start = rss_mb(server), window_sizes(server)
+    cpu_start, busy_start, wall_start = cpu_seconds(server), machine_busy_seconds(), time.monotonic()
     tally, clients = run_load(server.port, args.minutes * 60, args.rate, lines)
     for client in clients:
         client.join()
+    cpu_end, busy_end, wall = cpu_seconds(server), machine_busy_seconds(), time.monotonic() - wall_start
     rss_end, window_end = rss_mb(server), window_sizes(server)
     rss = [
         [backend, role, f"{rss_start.get(role, 0):.0f}", f"{rss_end.get(role, 0):.0f}"]
         for role in sorted(set(rss_start) | set(rss_end))
     ]
+    busy = {role: cpu_end[role] - cpu_start.get(role, 0.0) for role in cpu_end}
+    for role in sorted(busy, key=busy.__getitem__, reverse=True):
+        print(f"mixed {backend}: cpu {role} {busy[role] / wall:.2f} cores", file=sys.stderr)
+    print(
+        f"mixed {backend}: cpu machine {(busy_end - busy_start) / wall:.2f} of {os.cpu_count()} cores"
+        f" (the processes above: {sum(busy.values()) / wall:.2f})",
+        file=sys.stderr,
+    )
     rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end])
     integrity = integrity_row(backend, "mixed", tally, server)
     rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from nekomem.embeddings import VectorSpace
+from nekomem.pages import values_in_pages
 from recall.engine import Candidate
 from reflections.models import RECALL_POOL, Reflection
 from reflections.selectors import ACTIVE_STATUSES
@@ -38,7 +39,7 @@ def reflection_candidates(
         "embedding_text_sha256",
         "embedding_model_id",
     )
-    for pk, rid, text, entity, created, start, end, vec, sha, model in rows.iterator(chunk_size=2000):
+    for pk, rid, text, entity, created, start, end, vec, sha, model in values_in_pages(rows, size=2000):
         if not text or not text.strip():
             continue
         yield Candidate(

@@ -21,6 +21,7 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import VectorSpace, text_fingerprint
+from nekomem.pages import values_in_pages
 from nekomem.textproc import message_text
 from recall.engine import Candidate
 from recall.reflection_pool import reflection_candidates
@@ -75,8 +76,8 @@ def fact_candidates(
         "embedding_model_id",
         "extra",
     )
-    for pk, fid, text, entity, archived, created, start, end, vec, sha, model, extra in rows.iterator(
-        chunk_size=CHUNK
+    for pk, fid, text, entity, archived, created, start, end, vec, sha, model, extra in values_in_pages(
+        rows, size=CHUNK
     ):
         if not text or not text.strip():
             continue  # hard filter: empty rows (§4.2)
@@ -161,14 +162,8 @@ def raw_turn_candidates(
     rows = _uncovered_turns(character_id=character_id, covered=covered)
     if keys is not None:
         rows = rows.filter(pk__in=list(keys))
-    if after is not None:
-        # "(timestamp, id) > after", written so that the first condition is a range of the
-        # (character, timestamp, id) index: an OR alone made every request scan the uncovered turns.
-        rows = rows.filter(timestamp__gte=after[0]).filter(Q(timestamp__gt=after[0]) | Q(pk__gt=after[1]))
     fields = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
-    for pk, message, timestamp, vec, sha, model in (
-        rows.order_by("timestamp", "pk").values_list(*fields).iterator(chunk_size=CHUNK)
-    ):
+    for pk, message, timestamp, vec, sha, model in _turns_in_pages(rows.values_list(*fields), after=after):
         turn = _raw_turn_text(message)
         if turn is None:
             continue
@@ -186,6 +181,24 @@ def raw_turn_candidates(
             pool=RAW_TURN_POOL,
             key=pk,
         )
+
+
+def _turns_in_pages(
+    rows: QuerySet[RawMessage, tuple[Any, ...]], *, after: tuple[datetime, int] | None
+) -> Iterator[tuple[Any, ...]]:
+    """``rows`` (pk, message, timestamp, …) after ``after`` in (timestamp, id) order, in keyset pages of
+    plain queries (``nekomem.pages``: the query that reads a turn's new rows is one round trip)."""
+    while True:
+        page = rows
+        if after is not None:
+            # "(timestamp, id) > after", written so that the first condition is a range of the
+            # (character, timestamp, id) index: an OR alone made every request scan the uncovered turns.
+            page = page.filter(timestamp__gte=after[0]).filter(Q(timestamp__gt=after[0]) | Q(pk__gt=after[1]))
+        batch = list(page.order_by("timestamp", "pk")[:CHUNK])
+        yield from batch
+        if len(batch) < CHUNK:
+            return
+        after = (batch[-1][2], batch[-1][0])
 
 
 VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")
@@ -265,11 +278,11 @@ def memory_changes_since(*, character_id: int, version: int) -> MemoryChanges:
     vectors: dict[str, set[int]] = {}
     seen: set[int] = set()
     complete = True
-    for at, pool, key, vector_only in (
+    for _pk, at, pool, key, vector_only in values_in_pages(
         MemoryChange.objects.filter(character_id=character_id, version__gt=version)
-        .order_by()
-        .values_list("version", "pool", "row", "vector_only")
-        .iterator(chunk_size=CHUNK)
+        .order_by("pk")
+        .values_list("pk", "version", "pool", "row", "vector_only"),
+        size=CHUNK,
     ):
         seen.add(at)
         if not pool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 
+from facts.services import FactDraft, facts_persist
 from nekomem.characters.models import Character
 from tests.facts.factories import make_fact
 from tests.recall.support import require_muse
@@ -63,3 +65,26 @@ def test_query_memory_builds_the_index_once_then_reads_one_row(client, mel, djan
     with statements_pinned(django_assert_num_queries, QUERY_WARM):
         again = ask(client, "what does Emily play")
     assert first.json()["results"] and again.json()["results"]
+
+
+def test_a_warm_query_reads_with_plain_statements(client, mel) -> None:
+    """On PostgreSQL, ``QuerySet.iterator()`` outside a transaction is a server-side cursor WITH HOLD:
+    one statement as counted above, but four round trips, and the hot path's readers paid that for
+    the row or two a turn adds. Every read of a warm query, a new turn's and a new fact's included,
+    is a plain statement."""
+    require_muse()
+    if connection.vendor != "postgresql":
+        pytest.skip("server-side cursors are PostgreSQL's")
+    ask(client, "which park did Emily visit")
+    post(client, "cache", "Mel", english_messages(2))
+    facts_persist(character_id=mel.pk, drafts=[FactDraft(text="Emily adopted a cat named Mochi")])
+    cursors: list[str] = []
+
+    def note_cursor(execute, sql, params, many, context):
+        cursors.append(type(context["cursor"].cursor).__name__)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(note_cursor):
+        answer = ask(client, "what is the name of Emily's cat")
+    assert any("Mochi" in row["text"] for row in answer.json()["results"])
+    assert cursors and "ServerCursor" not in cursors  # (ServerBindingCursor is a plain one)

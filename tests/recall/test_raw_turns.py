@@ -4,6 +4,7 @@ turn, without any LLM, and leave the pool once extraction's cursor covers them."
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -50,3 +51,34 @@ def test_uncovered_turns_are_recalled_as_raw_turns_until_extraction_covers_them(
     ExtractionCursor.objects.filter(character=character).update(last_a_message_at=timezone.now())
     assert recalled(client, "北海道滑雪") == []
     assert index_cache.counters["full_builds"] == built
+
+
+def test_turns_sharing_a_timestamp_are_read_once_across_page_boundaries(monkeypatch) -> None:
+    """The raw-turn reader pages by (timestamp, id): a page that ends inside a run of equal timestamps
+    neither repeats nor skips the rest of the run, from the start or after a row already read."""
+    from recall import selectors
+
+    monkeypatch.setattr(selectors, "CHUNK", 2)
+    character = Character.objects.create(name=NAME)
+    at = [timezone.now() - timedelta(minutes=m) for m in (3, 3, 3, 2, 2, 1, 1)]
+    made = [
+        RawMessage.objects.create(
+            character=character,
+            session_id="s",
+            message=json.dumps({"type": "human", "data": {"content": f"第{i}句 turn {i}"}}),
+            timestamp=when,
+        )
+        for i, when in enumerate(at)
+    ]
+    expected = sorted(made, key=lambda m: (m.timestamp, m.pk))
+
+    def read(after=None) -> list[int | None]:
+        found = selectors.raw_turn_candidates(
+            character_id=character.pk, space=None, after=after, covered=None
+        )
+        return [c.key for c in found]
+
+    assert read() == [m.pk for m in expected]
+    middle = expected[1]  # inside the first run of three equal timestamps
+    assert read((middle.timestamp, middle.pk)) == [m.pk for m in expected[2:]]
+    assert read((expected[-1].timestamp, expected[-1].pk)) == []
