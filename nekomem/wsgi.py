@@ -1,7 +1,11 @@
 import os
 import sys
 
-from django.core.wsgi import get_wsgi_application
+from nekomem.runtime.native_threads import single_threaded_here
+
+single_threaded_here()  # before anything imports numpy; for any server that loads this module
+
+from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
 

@@ -83,6 +83,17 @@ def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(server: Serve
     assert set(cluster) == {min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)}
 
 
+def test_every_server_process_runs_numpy_on_the_calling_thread(server: ServerProcess) -> None:
+    # Set by the server itself (the test's own variables are kept from it): see native_threads.
+    server.start()
+    processes = server.processes().items()
+    children = [pid for pid, info in processes if "qcluster" in info.cmdline or "granian" in info.cmdline]
+    assert len(children) >= 4  # granian's master and workers, the cluster's processes
+    for pid in children:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert b"OPENBLAS_NUM_THREADS=1" in environ and b"OMP_NUM_THREADS=1" in environ, pid
+
+
 def test_ctrl_c_stops_the_server_and_the_cluster_promptly(server: ServerProcess) -> None:
     # Granian's shutdown hung until its 20 s kill timeout in about one stop in three when its workers
     # got the terminal's SIGINT and their master's SIGTERM too; a few stops in a row catch that.

@@ -40,7 +40,16 @@ MAKEFILE = REPO_ROOT / "Makefile"
 # a per-process cluster name (NEKOMEM_Q_NAME), so concurrent runs on one machine never meet.
 E2E_REDIS_DB = int(os.environ.get("NEKOMEM_E2E_REDIS_DB", "14"))
 # Variables of the test process that must not leak into a real server's environment.
-_SCRUBBED_ENV = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "REDIS_URL", "NEKOMEM_Q_SYNC", "NEKOMEM_Q_NAME")
+# numpy's thread pools: the server must switch them off itself.
+_SCRUBBED_ENV = (
+    "DJANGO_SETTINGS_MODULE",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "NEKOMEM_Q_SYNC",
+    "NEKOMEM_Q_NAME",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+)
 
 
 def free_port() -> int:

@@ -15,6 +15,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from nekomem.runtime.native_threads import single_threaded_env
 from nekomem.runtime.status import llm_startup_log
 
 STOP_GRACE_SECONDS = 20
@@ -76,11 +77,6 @@ def http_server_command(python: str) -> list[str]:
         "warning",
         "nekomem.wsgi:application",
     ]
-
-
-# The cluster's numpy runs its matrix products on the calling thread: OpenBLAS's own pool would start
-# a thread per core at normal priority, beside the web workers, whatever the caller's priority.
-CLUSTER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 def _start_child(
@@ -202,12 +198,15 @@ class Command(BaseCommand):
                 f"{host}:{port} is already in use, perhaps by another nekomem; stop it or set NEKOMEM_PORT"
             )
         python = sys.executable
-        children = [_start_child(http_server_command(python))]
+        # numpy on the calling thread in both (nekomem/runtime/native_threads.py): OpenBLAS's own pool
+        # would start a thread per core at normal priority, whatever the caller's priority, and spin.
+        native = single_threaded_env()
+        children = [_start_child(http_server_command(python), env=native)]
         if not options["no_cluster"]:
             # Background maintenance (outbox steps, extraction, embeddings) yields the CPU to the
             # chat's requests: it only has to keep up, a request has someone waiting.
             children.append(
-                _start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS, env=CLUSTER_ENV)
+                _start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS, env=native)
             )
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.

@@ -1,0 +1,27 @@
+"""Native thread pools off in every server process: numpy's matrix products run on the calling thread.
+
+OpenBLAS starts a thread per core when numpy loads and, after each product large enough to split
+(a recall pool past about 1 000 rows: the cosine of every row), its threads spin waiting for the
+next one for a while before they sleep. A web worker answering a query every few tens of
+milliseconds kept one spinning all the time: a core taken from the other worker, PostgreSQL and the
+cluster, which showed as query latency growing with the pools (bench/load_faults.py). The server's
+parallelism is its processes and view threads; one product of a query is a fraction of a millisecond
+on one core. An operator's own setting of these variables is kept.
+"""
+
+from __future__ import annotations
+
+import os
+
+SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def single_threaded_env() -> dict[str, str]:
+    """The variables for a child process, where the parent's environment does not set them already."""
+    return {name: value for name, value in SINGLE_THREADED.items() if name not in os.environ}
+
+
+def single_threaded_here() -> None:
+    """Set them in this process: effective only before numpy is first imported."""
+    for name, value in SINGLE_THREADED.items():
+        os.environ.setdefault(name, value)
