@@ -9,8 +9,10 @@ acknowledged turns were stored, and how often. Phases (``--phases``):
 - ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
   and the cluster at the start and the end, next to the recent window's size (messages per
   character, max and mean) then: a window that grew tells data growth from memory the workers kept.
-  Then, once the backfill has caught up, ``--read-minutes`` of the same load without its writes (no
-  new turns; extraction still runs once the characters fall quiet), RSS before and after.
+  On stderr, the CPU each role used meanwhile (the server's processes, PostgreSQL, this process)
+  and the machine's busy cores: whether a tail is waiting for a core or for something else. Then,
+  once the backfill has caught up, ``--read-minutes`` of the same load without its writes (no new
+  turns; extraction still runs once the characters fall quiet), RSS before and after.
 - ``kill``: the load while, three times, a random HTTP worker and then the whole cluster get
   SIGKILL at random moments (a supervisor restarts the server when the cluster's death stops it);
   afterwards every acknowledged turn must be stored exactly once and every outbox op done.
