@@ -255,6 +255,9 @@ def _role(cmdline: str) -> str:
     return "cluster" if "qcluster" in cmdline else "http" if "granian" in cmdline else "serve"
 
 
+SERVICE_ROLES = {"postgres": "postgresql", "redis-server": "redis"}  # process name → role
+
+
 def cpu_seconds(server: ServerProcess) -> dict[str, float]:
     """CPU time used so far (user + system) by the server's roles, every PostgreSQL process on the
     machine, and this process (the clients and the loopback provider): where the two cores go."""
@@ -272,9 +275,9 @@ def cpu_seconds(server: ServerProcess) -> dict[str, float]:
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError, IndexError, ValueError):
-            if (entry / "comm").read_text().strip() in {"postgres", "redis-server"}:
-                name = (entry / "comm").read_text().strip()
-                totals["postgresql" if name == "postgres" else "redis"] += used(entry.name)
+            role = SERVICE_ROLES.get((entry / "comm").read_text().strip())
+            if role is not None:
+                totals[role] += used(entry.name)
     own = os.times()
     totals["load generator + provider"] = own.user + own.system
     return dict(totals)

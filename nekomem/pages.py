@@ -10,19 +10,28 @@ one bounded in memory like the cursor did, on every backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db.models import QuerySet
 
+Rows = QuerySet[Any, tuple[Any, ...]]
 
-def values_in_pages(rows: QuerySet[Any, tuple[Any, ...]], *, size: int) -> Iterator[tuple[Any, ...]]:
-    """The tuples of ``rows``, a ``values_list`` whose first field is the primary key and which is
-    ordered by it, read ``size`` at a time (the next page starts after the last key read)."""
-    last: Any = None
+
+def _after_pk(rows: Rows, last: tuple[Any, ...]) -> Rows:
+    return rows.filter(pk__gt=last[0])
+
+
+def values_in_pages(
+    rows: Rows, *, size: int, after: Callable[[Rows, tuple[Any, ...]], Rows] = _after_pk
+) -> Iterator[tuple[Any, ...]]:
+    """The tuples of ``rows``, a ``values_list`` ordered by a unique key, read ``size`` at a time; each
+    next page is ``after(rows, last tuple read)``. By default the key is the primary key, the first
+    field."""
+    page = rows
     while True:
-        page = list((rows if last is None else rows.filter(pk__gt=last))[:size])
-        yield from page
-        if len(page) < size:
+        batch = list(page[:size])
+        yield from batch
+        if len(batch) < size:
             return
-        last = page[-1][0]
+        page = after(rows, batch[-1])

@@ -431,10 +431,8 @@ def _current_rows(
 FILL_BATCH = 64  # vectors read and filled between two looks at the queries in flight
 
 _in_flight = 0  # queries of this process being answered now
-# Background fills and saves sleep on this until no query is in flight. They polled every 2 ms before:
-# each of up to one fill thread per character woke for the interpreter lock 500 times a second, and
-# every wake-up took the lock from a query for a switch interval (bench/load_faults.py, SQLite: a
-# one-row SELECT's p95 was 8.6 ms at a median of 0.9).
+# Background fills and saves sleep on this until no query is in flight, rather than polling: up to
+# one fill thread per character would wake, and ask a query for the interpreter lock, every few ms.
 _quiet = threading.Condition(threading.Lock())
 
 

@@ -188,17 +188,18 @@ def _turns_in_pages(
 ) -> Iterator[tuple[Any, ...]]:
     """``rows`` (pk, message, timestamp, …) after ``after`` in (timestamp, id) order, in keyset pages of
     plain queries (``nekomem.pages``: the query that reads a turn's new rows is one round trip)."""
-    while True:
-        page = rows
-        if after is not None:
-            # "(timestamp, id) > after", written so that the first condition is a range of the
-            # (character, timestamp, id) index: an OR alone made every request scan the uncovered turns.
-            page = page.filter(timestamp__gte=after[0]).filter(Q(timestamp__gt=after[0]) | Q(pk__gt=after[1]))
-        batch = list(page.order_by("timestamp", "pk")[:CHUNK])
-        yield from batch
-        if len(batch) < CHUNK:
-            return
-        after = (batch[-1][2], batch[-1][0])
+    ordered = rows.order_by("timestamp", "pk")
+    return values_in_pages(
+        _turns_after(ordered, after) if after is not None else ordered,
+        size=CHUNK,
+        after=lambda _first_page, last: _turns_after(ordered, (last[2], last[0])),
+    )
+
+
+def _turns_after(rows: QuerySet[RawMessage, tuple[Any, ...]], after: tuple[datetime, int]) -> QuerySet:
+    # "(timestamp, id) > after", written so that the first condition is a range of the
+    # (character, timestamp, id) index: an OR alone made every request scan the uncovered turns.
+    return rows.filter(timestamp__gte=after[0]).filter(Q(timestamp__gt=after[0]) | Q(pk__gt=after[1]))
 
 
 VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")

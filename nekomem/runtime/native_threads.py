@@ -16,12 +16,8 @@ import os
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
-def single_threaded_env() -> dict[str, str]:
-    """The variables for a child process, where the parent's environment does not set them already."""
-    return {name: value for name, value in SINGLE_THREADED.items() if name not in os.environ}
-
-
 def single_threaded_here() -> None:
-    """Set them in this process: effective only before numpy is first imported."""
+    """Set them in this process, and so in the children it starts: effective only before numpy is
+    first imported, hence called first by the entry points (``manage.py``, ``nekomem/wsgi.py``)."""
     for name, value in SINGLE_THREADED.items():
         os.environ.setdefault(name, value)

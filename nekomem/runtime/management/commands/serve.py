@@ -15,7 +15,6 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from nekomem.runtime.native_threads import single_threaded_env
 from nekomem.runtime.status import llm_startup_log
 
 STOP_GRACE_SECONDS = 20
@@ -79,9 +78,7 @@ def http_server_command(python: str) -> list[str]:
     ]
 
 
-def _start_child(
-    command: list[str], *, niceness: int = 0, env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
+def _start_child(command: list[str], *, niceness: int = 0) -> subprocess.Popen[bytes]:
     """Start a child in a process group of its own that is told to stop if ``serve`` dies.
 
     A terminal's Ctrl-C (and its hang-up) goes to the whole foreground process group. Had the children
@@ -103,7 +100,6 @@ def _start_child(
         stdin=subprocess.DEVNULL,
         process_group=0,
         preexec_fn=in_child,
-        env={**os.environ, **env} if env else None,
     )
 
 
@@ -198,16 +194,13 @@ class Command(BaseCommand):
                 f"{host}:{port} is already in use, perhaps by another nekomem; stop it or set NEKOMEM_PORT"
             )
         python = sys.executable
-        # numpy on the calling thread in both (nekomem/runtime/native_threads.py): OpenBLAS's own pool
-        # would start a thread per core at normal priority, whatever the caller's priority, and spin.
-        native = single_threaded_env()
-        children = [_start_child(http_server_command(python), env=native)]
+        # Both children inherit numpy's single-threaded setting from manage.py, which set it before
+        # numpy loaded (nekomem/runtime/native_threads.py).
+        children = [_start_child(http_server_command(python))]
         if not options["no_cluster"]:
             # Background maintenance (outbox steps, extraction, embeddings) yields the CPU to the
             # chat's requests: it only has to keep up, a request has someone waiting.
-            children.append(
-                _start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS, env=native)
-            )
+            children.append(_start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS))
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
         llm_startup_log()
