@@ -108,8 +108,11 @@ def test_ctrl_c_stops_the_server_and_the_cluster_promptly(server: ServerProcess)
             server.process.pid
         ]
         took = server.interrupt()
+        # A hang would sit out granian's 20 s kill timeout (or serve's idle grace and its kill). Not
+        # checked: granian's "Killing worker-N after it refused to gracefully stop". Its stop loop and
+        # the worker's watcher thread both reap the worker; the loop, losing that race, finds no exit
+        # status and logs the line about a worker that had stopped (seen in one run of ten under load).
         assert took < 10, (took, server.log_tail())
-        assert "refused to gracefully stop" not in server.log_tail(200)
         assert server.process is not None and server.process.returncode == 0
 
 
