@@ -27,7 +27,7 @@ from django.db import close_old_connections, connection
 
 from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_space
 from nekomem.textproc import tokenizers_warm_up
-from recall.engine import RecallIndex
+from recall.engine import Candidate, RecallIndex
 from recall.selectors import (
     NOT_READ,
     RAW_TURN_POOL,
@@ -37,6 +37,7 @@ from recall.selectors import (
     character_incarnation,
     character_memory_version,
     memory_changes_since,
+    raw_log_marks,
     raw_turn_candidates,
     raw_turns_covered_through,
     recall_pools,
@@ -73,6 +74,10 @@ class _Entry:
     raw_after: tuple[datetime, int] | None = None
     raw_covered: datetime | None = None
     raw_built_covered: datetime | None = None  # the cursor read before the build read the raw turns
+    # ``Character.raw_rows_written`` as read before the read that brought the pool up to date: the same
+    # count on a request means no new raw turn. None: unknown (a loaded snapshot, a warm-up).
+    raw_written: int | None = None
+    raw_built_written: int | None = None
     saving: bool = False
     filling: bool = False  # a thread is filling the index's deferred vectors
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
@@ -95,13 +100,15 @@ def recall_index(
     space: VectorSpace | None,
     version: int | None = None,
     covered: datetime | NotRead | None = NOT_READ,
+    raw_written: int | None = None,
     patient: bool = False,
 ) -> RecallIndex:
     """The character's index, brought up to ``version`` (by the logged rows, or rebuilt) and to the raw
     log's uncovered turns.
 
-    ``version`` is the ``memory_version`` the caller read (before this call) with the character, and
-    ``covered`` extraction's cursor read with it; without them, they are read here. A request waits for
+    ``version`` is the ``memory_version`` the caller read (before this call) with the character,
+    ``covered`` extraction's cursor and ``raw_written`` its raw-log row count read with it; without
+    them, they are read here (the count: the raw log is read). A request waits for
     a build at most ``RECALL_BUILD_WAIT_SECONDS`` (then ``RecallIndexBuilding``); a ``patient`` caller
     (a warm-up, off the request path) builds here.
     """
@@ -114,7 +121,9 @@ def recall_index(
         character_id=character_id, stop_names=names, space=space, version=version, patient=patient
     )
     with entry.lock:
-        if _raw_turns_sync(entry, character_id=character_id, space=space, covered=covered):
+        if _raw_turns_sync(
+            entry, character_id=character_id, space=space, covered=covered, written=raw_written
+        ):
             return entry.index
     # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
     fresh = _build(character_id=character_id, stop_names=names, space=space, version=version, why="raw")
@@ -244,14 +253,18 @@ def _raw_turns_sync(
     character_id: int,
     space: VectorSpace | None,
     covered: datetime | NotRead | None = NOT_READ,
+    written: int | None = None,
 ) -> bool:
     """Add the raw log's new turns and drop those extraction has covered since (raw turns are not in the
     change log: they arrive on every turn, and the cursor moving is their only other change). False
-    when the cursor went back. ``covered``: the cursor as the caller read it (read here if not)."""
+    when the cursor went back. ``covered``: the cursor as the caller read it (read here if not);
+    ``written``: the raw-log row count read with it, which spares the read when nothing was written
+    since."""
     if entry.raw_live is None:  # just built or loaded: what it holds
         entry.raw_live = deque(sorted((when, key) for key, when in entry.index.pool_rows(RAW_TURN_POOL)))
         entry.raw_after = entry.raw_live[-1] if entry.raw_live else None
         entry.raw_covered = entry.raw_built_covered
+        entry.raw_written = entry.raw_built_written
     if isinstance(covered, NotRead):
         covered = raw_turns_covered_through(character_id=character_id)
     if entry.raw_covered is not None and (covered is None or covered < entry.raw_covered):
@@ -262,7 +275,15 @@ def _raw_turns_sync(
     after = entry.raw_after
     if after is not None and covered is not None and after[0] < covered:
         after = (covered, 2**62)  # everything up to the cursor is covered anyway
-    new = list(raw_turn_candidates(character_id=character_id, space=space, after=after, covered=covered))
+    new: list[Candidate] = []
+    seen = entry.raw_written
+    # The index has every row up to the count it keeps (``Character.raw_rows_written``, counted in the
+    # transaction that writes the rows): the same count means no new row, and no read.
+    if written is None or seen is None or written > seen:
+        new = list(raw_turn_candidates(character_id=character_id, space=space, after=after, covered=covered))
+        counters["raw_turn_reads"] += 1
+    else:
+        written = seen  # a request that read its count before another's read: keep the newer
     if removed or new:
         entry.index.apply(pool=RAW_TURN_POOL, upserts=new, removed=removed)
         counters["raw_turn_rows"] += len(removed) + len(new)
@@ -272,6 +293,7 @@ def _raw_turns_sync(
     if entry.raw_live:
         entry.raw_after = entry.raw_live[-1]
     entry.raw_covered = covered
+    entry.raw_written = written  # last: a failed read or apply leaves the count to read again
     return True
 
 
@@ -308,7 +330,7 @@ def _build(
     *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int, why: str
 ) -> _Entry:
     started = time.monotonic()
-    covered = raw_turns_covered_through(character_id=character_id)
+    marks = raw_log_marks(character_id=character_id)  # before the pools: never newer than they are
     index = RecallIndex(
         recall_pools(character_id=character_id, space=space),
         stop_names=stop_names,
@@ -328,7 +350,7 @@ def _build(
     )
     model_id = space.model_id if space is not None else None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
-    entry.raw_built_covered = covered
+    entry.raw_built_covered, entry.raw_built_written = marks.covered, marks.written
     _save(entry, character_id=character_id)
     return entry
 

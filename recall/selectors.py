@@ -308,18 +308,49 @@ class RecallCharacter:
     # Extraction's cursor (``raw_turns_covered_through``), read in the same statement as the version: one
     # round trip fewer a query, and the raw turns it drops are those whose facts that version holds.
     raw_covered: datetime | None
+    # How many raw-log rows were ever written for it (``Character.raw_rows_written``): an index that has
+    # read as many needs no query for new raw turns.
+    raw_written: int
 
 
 def _recall_character(row: tuple[Any, ...]) -> RecallCharacter:
-    pk, name, version, master_name, nicknames, covered = row
+    pk, name, version, master_name, nicknames, covered, written = row
     # The same list as ``Character.stop_names``.
     names = [name, master_name, *(nicknames if isinstance(nicknames, list) else [])]
     return RecallCharacter(
-        pk=pk, memory_version=int(version), stop_names=[n for n in names if n], raw_covered=covered
+        pk=pk,
+        memory_version=int(version),
+        stop_names=[n for n in names if n],
+        raw_covered=covered,
+        raw_written=int(written),
     )
 
 
-_RECALL_FIELDS = ("pk", "name", "memory_version", "master_name", "master_nicknames", "raw_covered")
+_RECALL_FIELDS = (
+    "pk",
+    "name",
+    "memory_version",
+    "master_name",
+    "master_nicknames",
+    "raw_covered",
+    "raw_rows_written",
+)
+
+
+@dataclass(frozen=True)
+class RawLogMarks:
+    covered: datetime | None  # extraction's cursor (``raw_turns_covered_through``)
+    written: int  # ``Character.raw_rows_written``
+
+
+_MARK_FIELDS = ("raw_covered", "raw_rows_written")  # the first an annotation (``_recall_characters``)
+
+
+def raw_log_marks(*, character_id: int) -> RawLogMarks:
+    """Extraction's cursor and the raw-log row count, in one statement (for a character that is gone: no
+    cursor, no rows)."""
+    row = _recall_characters().filter(pk=character_id).values_list(*_MARK_FIELDS).first()
+    return RawLogMarks(covered=row[0], written=int(row[1])) if row is not None else RawLogMarks(None, 0)
 
 
 def _recall_characters() -> QuerySet[Character]:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
 
@@ -23,12 +25,31 @@ class Character(models.Model):
     memory_version = models.PositiveBigIntegerField(
         default=0, help_text="Bumped by every change to recallable memory; recall caches key on it."
     )
+    raw_rows_written = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Raw-log rows ever written for this character, counted in the transaction that writes "
+        "them: a recall cache that has read as many has every raw turn.",
+    )
+
+    # Counters that services bump with F() in the writer's own transaction (recall caches compare them).
+    # A save of an instance read earlier (the admin's form, the API's update) must not write back the
+    # value it read: a count gone back would make a cache take a later count for one it has seen.
+    SERVICE_COUNTERS = ("memory_version", "raw_rows_written")
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.name not in self.SERVICE_COUNTERS
+            ]
+        super().save(*args, **kwargs)
 
     @property
     def stop_names(self) -> list[str]:

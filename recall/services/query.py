@@ -127,6 +127,7 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             space=vectors.space,
             version=character.memory_version,
             covered=character.raw_covered,
+            raw_written=character.raw_written,
         )
         candidates_total = len(index)
         if window is not None and not query:

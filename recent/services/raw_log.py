@@ -1,4 +1,9 @@
-"""Writes to the raw time-indexed log: one call's messages under one session id and timestamp."""
+"""Writes to the raw time-indexed log: one call's messages under one session id and timestamp.
+
+Every write also counts its rows on the character (``Character.raw_rows_written``), in the same
+transaction: a reader that has seen as many rows as the count says has every raw turn, and needs no
+query to find out (``recent.services.turn_write``'s statement counts them in its UPDATE).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,16 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F
+
+from nekomem.characters.models import Character
 from recent.models import RawMessage
+
+
+def raw_rows_count(*, character_id: int, rows: int) -> None:
+    """Count ``rows`` new raw-log rows on the character, inside the transaction that writes them."""
+    if rows:
+        Character.objects.filter(pk=character_id).update(raw_rows_written=F("raw_rows_written") + rows)
 
 
 def raw_log_values(
@@ -27,7 +41,9 @@ def raw_log_values(
 
 
 def raw_log_append(*, character_id: int, messages: list[dict[str, Any]], timestamp: datetime) -> str:
-    """Write one call's messages under a fresh session id and one shared timestamp; returns the id."""
+    """Write one call's messages under a fresh session id and one shared timestamp, and count them;
+    returns the session id. Inside the caller's transaction."""
     rows = raw_log_values(character_id=character_id, messages=messages, timestamp=timestamp)
     RawMessage.objects.bulk_create(RawMessage(**row) for row in rows)
+    raw_rows_count(character_id=character_id, rows=len(rows))
     return rows[0]["session_id"] if rows else ""

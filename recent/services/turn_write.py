@@ -155,6 +155,9 @@ class _TurnStatements:
             assignments.append(f"{self._quote(Character, field)} = %s")
             params.append(model_field(Character, field).get_db_prep_save(value, self.db))
         table = self.db.ops.quote_name(Character._meta.db_table)
+        written = self._quote(Character, "raw_rows_written")
+        assignments.append(f"{written} = {table}.{written} + %s")  # raw_log_append's count of its rows
+        params.append(len(self.messages))
         pk = self._quote(Character, "id")
         sql = (
             f"UPDATE {table} SET {', '.join(assignments)} {lock_source} "

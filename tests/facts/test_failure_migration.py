@@ -45,9 +45,11 @@ def test_failing_windows_and_pairs_become_waiting_jobs_with_their_attempts(old_s
             attempts=attempts,
         )
 
+    # Through the historical model: the current one has columns that later migrations add.
+    names = dict(Character.objects.values_list("pk", "name"))
     migrate(AFTER)
 
-    jobs = {(job.character.name, job.kind, job.key): job for job in Job.objects.all()}
+    jobs = {(names[job.character_id], job.kind, job.key): job for job in Job.objects.all()}
     assert set(jobs) == {
         ("Mel", "facts.extraction", "a"),
         ("Mel", "facts.extraction", "b"),

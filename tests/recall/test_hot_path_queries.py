@@ -25,12 +25,13 @@ pytestmark = pytest.mark.django_db
 # also reads the persona entries, reflections, suppressions and token counts to render the block.
 NEW_DIALOG = {"sqlite": 8, "postgresql": 10}
 NEW_DIALOG_COLD = {"sqlite": 29, "postgresql": 31}
-# Warm: block check, the character with its memory version and the extraction cursor (one statement:
-# the cursor was a read of its own) and the raw turns past it (the raw-turn pool); the change log only
-# when the version moved. The first query also reads every pool's rows (facts, raw turns,
-# reflections) to build the index.
-QUERY_WARM = {"sqlite": 3, "postgresql": 3}
-QUERY_COLD = {"sqlite": 10, "postgresql": 10}
+# Warm: block check and the character with its memory version, the extraction cursor and its raw-log
+# row count (one statement: the cursor was a read of its own). The raw turns past the last one read
+# only when the count moved (a turn since); the change log only when the version moved. The first
+# query also reads every pool's rows (facts, raw turns, reflections) to build the index.
+QUERY_WARM = {"sqlite": 2, "postgresql": 2}
+QUERY_AFTER_A_TURN = {"sqlite": 3, "postgresql": 3}
+QUERY_COLD = {"sqlite": 9, "postgresql": 9}
 
 
 @pytest.fixture
@@ -41,6 +42,10 @@ def mel(client) -> Character:
     for text in ("Emily went to Green Meadow Park", "Emily plays the piano", "Emily likes tea tasting"):
         make_fact(character=character, text=text)
     return character
+
+
+def turn(said: str) -> list[dict]:
+    return [{"type": "human", "data": {"content": said}}, {"type": "ai", "data": {"content": "Noted!"}}]
 
 
 def ask(client, query: str):
@@ -65,6 +70,15 @@ def test_query_memory_builds_the_index_once_then_reads_one_row(client, mel, djan
     with statements_pinned(django_assert_num_queries, QUERY_WARM):
         again = ask(client, "what does Emily play")
     assert first.json()["results"] and again.json()["results"]
+
+
+def test_a_query_after_a_turn_reads_its_raw_rows(client, mel, django_assert_num_queries):
+    require_muse()
+    ask(client, "which park did Emily visit")
+    post(client, "cache", "Mel", turn("Emily named her new cat Mochi"))
+    with statements_pinned(django_assert_num_queries, QUERY_AFTER_A_TURN):
+        answer = ask(client, "what is the name of Emily's cat")
+    assert any("Mochi" in row["text"] for row in answer.json()["results"])
 
 
 def test_a_warm_query_reads_with_plain_statements(client, mel) -> None:

@@ -13,6 +13,7 @@ from facts.models import ExtractionCursor
 from nekomem.characters.models import Character
 from recall import index_cache
 from recent.models import RawMessage
+from recent.services import raw_log_append
 
 pytestmark = pytest.mark.django_db
 NAME = "小雨"
@@ -82,3 +83,26 @@ def test_turns_sharing_a_timestamp_are_read_once_across_page_boundaries(monkeypa
     middle = expected[1]  # inside the first run of three equal timestamps
     assert read((middle.timestamp, middle.pk)) == [m.pk for m in expected[2:]]
     assert read((expected[-1].timestamp, expected[-1].pk)) == []
+
+
+def test_a_query_reads_the_raw_log_only_when_its_row_count_moved(client, post_history) -> None:
+    """Every raw-log write counts its rows on the character in its own transaction: a query that reads
+    the count its index has seen reads no raw turns; one more row, by any writer, and it reads."""
+    post_history("cache", NAME, ("human", "我昨天在东京吃了一碗拉面"), ("ai", "听起来好好吃！"))
+    assert recalled(client, "东京拉面")
+    reads = index_cache.counters["raw_turn_reads"]
+    assert recalled(client, "拉面")
+    assert index_cache.counters["raw_turn_reads"] == reads
+
+    post_history("cache", NAME, ("human", "下周我要去北海道滑雪"))  # the hot path's one statement
+    assert recalled(client, "北海道滑雪")[0]["text"] == "下周我要去北海道滑雪"
+    character = Character.objects.get(name=NAME)
+    raw_log_append(  # the ORM path (a long history, /renew)
+        character_id=character.pk,
+        messages=[{"type": "human", "data": {"content": "我哥哥在大阪开了一家咖啡店"}}],
+        timestamp=timezone.now(),
+    )
+    assert recalled(client, "大阪咖啡店")[0]["text"] == "我哥哥在大阪开了一家咖啡店"
+    assert index_cache.counters["raw_turn_reads"] == reads + 2
+    character.refresh_from_db()
+    assert character.raw_rows_written == RawMessage.objects.filter(character=character).count() == 4

@@ -40,7 +40,9 @@ def stored(name: str) -> dict:
             .order_by("created_at")
             .values_list("type", "payload", "status", "attempts")
         ),
-        "character": Character.objects.filter(pk=character.pk).values_list("language").get(),
+        "character": Character.objects.filter(pk=character.pk)
+        .values_list("language", "raw_rows_written")
+        .get(),
         "window_state": RecentWindowState.objects.filter(pk=character.pk)
         .values_list("review_clean", "next_position")
         .get(),
@@ -75,7 +77,7 @@ def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
     statement, orm = normalised(stored("statement")), normalised(stored("orm"))
     assert statement == orm
     assert [p for p, _t, _d in statement["window"]] == [0, 1, 2, 3]
-    assert (statement["character"], statement["window_state"]) == (("zh",), (False, 4))
+    assert (statement["character"], statement["window_state"]) == (("zh", 4), (False, 4))
 
 
 def test_positions_come_from_the_counter_and_only_grow():
