@@ -39,6 +39,11 @@ def new_dialog(server: ServerProcess, name: str) -> str:
     return http_call(server.port, "GET", f"/new_dialog/{name}").text
 
 
+def remembered(dialog: str) -> list[str]:
+    """The recent window's lines of a ``/new_dialog`` text ("<time> | <who> | <text>")."""
+    return [line for line in dialog.splitlines() if " | " in line]
+
+
 def test_a_recent_message_edited_in_the_browser_reaches_new_dialog(server: ServerProcess, page) -> None:
     cache_turn(server, CHARACTER, "今天去公园散步了", "听起来很惬意呢")
     page.goto(f"http://127.0.0.1:{server.port}/memory_browser")
@@ -111,6 +116,8 @@ def test_a_page_on_another_origin_can_neither_write_nor_read_nor_block(
     assert "json:blocked" in outcome and "read:blocked" in outcome, outcome
     assert not any(line.startswith("read-body:") for line in outcome), outcome
     after = new_dialog(server, "victim")
-    assert INJECTED not in after and after == before
+    assert INJECTED not in after
+    # The remembered lines, not the whole text: its header gives the time to the minute.
+    assert remembered(before) and remembered(after) == remembered(before)
     health = http_call(server.port, "GET", "/health").json()
     assert health["limited_mode"] is False
