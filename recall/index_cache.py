@@ -34,6 +34,7 @@ from recall.selectors import (
     RECALL_POOLS,
     NotRead,
     PoolReader,
+    RawLogMarks,
     character_incarnation,
     character_memory_version,
     memory_changes_since,
@@ -73,11 +74,10 @@ class _Entry:
     raw_live: deque[tuple[datetime, int]] | None = None
     raw_after: tuple[datetime, int] | None = None
     raw_covered: datetime | None = None
-    raw_built_covered: datetime | None = None  # the cursor read before the build read the raw turns
     # ``Character.raw_rows_written`` as read before the read that brought the pool up to date: the same
     # count on a request means no new raw turn. None: unknown (a loaded snapshot, a warm-up).
     raw_written: int | None = None
-    raw_built_written: int | None = None
+    raw_built: RawLogMarks | None = None  # the cursor and count read before the build read the raw turns
     saving: bool = False
     filling: bool = False  # a thread is filling the index's deferred vectors
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
@@ -108,7 +108,7 @@ def recall_index(
 
     ``version`` is the ``memory_version`` the caller read (before this call) with the character,
     ``covered`` extraction's cursor and ``raw_written`` its raw-log row count read with it; without
-    them, they are read here (the count: the raw log is read). A request waits for
+    them, they are read here (without the count, the new raw turns are read). A request waits for
     a build at most ``RECALL_BUILD_WAIT_SECONDS`` (then ``RecallIndexBuilding``); a ``patient`` caller
     (a warm-up, off the request path) builds here.
     """
@@ -263,8 +263,8 @@ def _raw_turns_sync(
     if entry.raw_live is None:  # just built or loaded: what it holds
         entry.raw_live = deque(sorted((when, key) for key, when in entry.index.pool_rows(RAW_TURN_POOL)))
         entry.raw_after = entry.raw_live[-1] if entry.raw_live else None
-        entry.raw_covered = entry.raw_built_covered
-        entry.raw_written = entry.raw_built_written
+        if entry.raw_built is not None:
+            entry.raw_covered, entry.raw_written = entry.raw_built.covered, entry.raw_built.written
     if isinstance(covered, NotRead):
         covered = raw_turns_covered_through(character_id=character_id)
     if entry.raw_covered is not None and (covered is None or covered < entry.raw_covered):
@@ -275,15 +275,14 @@ def _raw_turns_sync(
     after = entry.raw_after
     if after is not None and covered is not None and after[0] < covered:
         after = (covered, 2**62)  # everything up to the cursor is covered anyway
-    new: list[Candidate] = []
-    seen = entry.raw_written
     # The index has every row up to the count it keeps (``Character.raw_rows_written``, counted in the
-    # transaction that writes the rows): the same count means no new row, and no read.
-    if written is None or seen is None or written > seen:
+    # transaction that writes the rows): the same count, or an older one read before another request's
+    # read, means no new row, and no read.
+    unread = written is None or entry.raw_written is None or written > entry.raw_written
+    new: list[Candidate] = []
+    if unread:
         new = list(raw_turn_candidates(character_id=character_id, space=space, after=after, covered=covered))
         counters["raw_turn_reads"] += 1
-    else:
-        written = seen  # a request that read its count before another's read: keep the newer
     if removed or new:
         entry.index.apply(pool=RAW_TURN_POOL, upserts=new, removed=removed)
         counters["raw_turn_rows"] += len(removed) + len(new)
@@ -293,7 +292,8 @@ def _raw_turns_sync(
     if entry.raw_live:
         entry.raw_after = entry.raw_live[-1]
     entry.raw_covered = covered
-    entry.raw_written = written  # last: a failed read or apply leaves the count to read again
+    if unread:
+        entry.raw_written = written  # last: a failed read or apply leaves the count to read again
     return True
 
 
@@ -350,7 +350,7 @@ def _build(
     )
     model_id = space.model_id if space is not None else None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
-    entry.raw_built_covered, entry.raw_built_written = marks.covered, marks.written
+    entry.raw_built = marks
     _save(entry, character_id=character_id)
     return entry
 
