@@ -235,6 +235,9 @@ RECALL_BUILD_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_B
 # every worker loads at once) before it answers from the same index by BM25 alone; unset (tests): it
 # waits for the load.
 RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_MODEL_WAIT_SECONDS", "0.25"))
+# How long the thread that fills a recall index's new vectors keeps its database connection once it has
+# nothing to fill (tests: none, so the test database can be dropped at the end).
+RECALL_VECTOR_FILLER_IDLE_SECONDS = 30.0
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 

@@ -79,7 +79,7 @@ class _Entry:
     raw_written: int | None = None
     raw_built: RawLogMarks | None = None  # the cursor and count read before the build read the raw turns
     saving: bool = False
-    filling: bool = False  # a thread is filling the index's deferred vectors
+    filling: bool = False  # queued for, or in, the vector filler
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
@@ -423,14 +423,8 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
         entry.version,
         (time.monotonic() - started) * 1000,
     )
-    if entry.index.deferred_vectors and not entry.filling:
-        entry.filling = True
-        threading.Thread(
-            target=_fill_deferred_vectors,
-            kwargs={"entry": entry, "character_id": character_id, "space": space},
-            name=f"recall-vectors-{character_id}",
-            daemon=True,
-        ).start()
+    if entry.index.deferred_vectors:
+        _vector_filler.request(entry, character_id=character_id, space=space)
     return True
 
 
@@ -480,10 +474,56 @@ def _give_way(limit: float = 0.5) -> None:
         _quiet.wait_for(lambda: not _in_flight, timeout=limit)
 
 
-def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpace | None) -> None:
+class _VectorFiller:
+    """Fills the vectors that catch-ups deferred, for every index of this process, on one thread that
+    keeps its database connection between fills. A thread per fill opened a connection per fill: on
+    PostgreSQL a backend forked and its catalog caches warmed for a read of a few rows, several times
+    a second under a chat load, which cost the machine more CPU than the fills themselves."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Condition(threading.Lock())
+        self._queue: deque[tuple[_Entry, int, VectorSpace | None]] = deque()
+        self._thread: threading.Thread | None = None
+
+    def request(self, entry: _Entry, *, character_id: int, space: VectorSpace | None) -> None:
+        """Fill ``entry``'s deferred vectors soon (once: a request while it is queued or filling is
+        covered by that fill, which looks again before it lets the entry go)."""
+        with self._wake:
+            if entry.filling:
+                return
+            entry.filling = True
+            self._queue.append((entry, character_id, space))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="recall-vectors", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if not self._queue and not self._wake.wait(settings.RECALL_VECTOR_FILLER_IDLE_SECONDS):
+                    connection.close()  # idle: the backend goes back until the next fill
+                    self._wake.wait_for(lambda: bool(self._queue))
+                if not self._queue:
+                    continue
+                entry, character_id, space = self._queue.popleft()
+            close_old_connections()  # past CONN_MAX_AGE, or broken by a database restart
+            filled = _fill_deferred_vectors(entry=entry, character_id=character_id, space=space)
+            with self._wake:
+                # Deferred after the fill's last look: again. After a failure, the next catch-up asks.
+                if filled and entry.index.deferred_vectors:
+                    self._queue.append((entry, character_id, space))
+                else:
+                    entry.filling = False
+
+
+_vector_filler = _VectorFiller()
+
+
+def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpace | None) -> bool:
     """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries; the index is
     locked only to fill. A vector read just before an edit of its row is replaced by the edit's own
-    change (the edited text's vector is written, and logged, after it)."""
+    change (the edited text's vector is written, and logged, after it). False when a read failed."""
     try:
         while taken := entry.index.take_deferred_vectors(FILL_BATCH):
             _give_way()
@@ -503,9 +543,9 @@ def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpa
         logger.exception(
             "recall vectors not filled character=%s (the next compaction has them)", character_id
         )
-    finally:
-        entry.filling = False
-        connection.close()
+        connection.close()  # a broken connection is opened anew by the next fill
+        return False
+    return True
 
 
 def _maybe_compact(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> None:

@@ -13,6 +13,8 @@ Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 RECALL_BUILD_WAIT_SECONDS = None
 # Queries wait for the model, so an answer never depends on how fast it loaded.
 RECALL_MODEL_WAIT_SECONDS = None
+# The vector filler lets its connection go as soon as it has nothing to fill.
+RECALL_VECTOR_FILLER_IDLE_SECONDS = 0.0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # One test database per run, so two runs on one machine do not drop each other's database.

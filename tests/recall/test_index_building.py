@@ -97,3 +97,37 @@ def test_backfilled_vectors_are_filled_in_off_the_request(client, tmp_path: Path
     ).json()
     assert "cosine" in answer["results"][0]["explain"]["paths"]  # found by meaning: no word in common
     assert index_cache.counters["full_builds"] == builds
+
+
+def wait_for_fill(entry, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while (entry.filling or entry.index.deferred_vectors) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not entry.filling and not entry.index.deferred_vectors
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
+def test_one_thread_fills_the_vectors_of_every_index_fill_after_fill(client, tmp_path: Path) -> None:
+    """A thread (and so a database connection) per fill forked a PostgreSQL backend per fill."""
+    require_muse()
+    now = timezone.now()
+    other = "阿澈"
+    import_facts(tmp_path / "a", NAME, [fact_entry("Master adopted a tiny kitten from the shelter", now)])
+    import_facts(tmp_path / "b", other, [fact_entry("Master plays the cello every Sunday", now)])
+    filled: list[threading.Thread | None] = []
+    for name, query in ((NAME, "kitten"), (other, "cello")):
+        character = Character.objects.get(name=name)
+        client.post(
+            f"/query_memory/{name}", data=json.dumps({"query": query}), content_type="application/json"
+        )
+        wait_for_builds()
+        assert embedding_backfill(character_id=character.pk).embedded == 1
+        client.post(
+            f"/query_memory/{name}", data=json.dumps({"query": query}), content_type="application/json"
+        )
+        entry = index_cache._cache[character.pk]
+        wait_for_fill(entry)
+        assert entry.index.has_vector.all()
+        filled.append(index_cache._vector_filler._thread)
+    assert filled[0] is not None and filled[0] is filled[1] and filled[0].is_alive()
+    assert [t.name for t in threading.enumerate()].count("recall-vectors") == 1
