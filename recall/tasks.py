@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 BACKFILL_TASK = "recall.tasks.embedding_backfill_tick"
 TICK_LIMIT = 2000  # rows per character per round: characters take turns within a tick
 TICK_SECONDS = 50.0  # a tick keeps embedding until this long has passed (the schedule runs every minute)
+ROUND_PAUSE_SECONDS = 1.0  # between rounds that found only new turns: how stale a turn's vector gets
 
 
 def embedding_backfill_tick(*, budget: float = TICK_SECONDS) -> int:
@@ -63,11 +64,18 @@ def _tick(*, budget: float) -> tuple[int, bool]:
     embedded = 0
     while waiting and time.monotonic() < deadline:
         done = 0
+        backlog = False  # a character had more than a round's rows (an import)
         for character_id in waiting:
             report = embedding_backfill(character_id=character_id, limit=TICK_LIMIT, queue_pairs=False)
             embedded += report.embedded
             done += report.embedded + report.marked
+            backlog = backlog or report.embedded + report.marked >= TICK_LIMIT
         waiting = _waiting(model_id) if done else []
+        if waiting and not backlog:
+            # What waits now came in during the round: a chat's new turns. Without a pause the tick
+            # polled every character every few milliseconds and embedded a turn at a time, and each
+            # batch made every HTTP worker catch its index up; a pause gathers them into one batch.
+            time.sleep(max(0.0, min(ROUND_PAUSE_SECONDS, deadline - time.monotonic())))
     # Paraphrase pairs only for characters whose vectors are all in: after a large import the pairs
     # (every new fact against every other) would otherwise hold up the vectors queries need.
     embedder = get_embedder()

@@ -157,3 +157,47 @@ def test_the_status_counts_raw_turns_waiting_for_vectors(turns: Character) -> No
     embedding_backfill(character_id=turns.pk)
     after = raw_turn_vector_coverage(embedder.model_id)
     assert (after.with_vectors, after.without_vectors) == (3, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tick_gathers_a_chats_new_turns_into_batches(monkeypatch) -> None:
+    """Turns arriving one by one during a tick are embedded a batch per pause, not a turn per poll."""
+    require_muse()
+    from django.db import connection
+    from django.test import Client
+
+    monkeypatch.setattr("recall.tasks.ROUND_PAUSE_SECONDS", 0.5)
+    Client().post(
+        f"/cache/{NAME}",
+        data=json.dumps({"input_history": json.dumps([{"type": "human", "data": {"content": "早上好"}}])}),
+        content_type="application/json",
+    )
+    character = Character.objects.get(name=NAME)
+    embedding_backfill_tick()  # the first turn in, so the timed tick meets only turns that arrive
+    sent = 40
+    done, first = threading.Event(), threading.Event()
+
+    def chat() -> None:
+        client = Client()
+        try:
+            for i in range(sent):
+                turn = [{"type": "human", "data": {"content": f"今天第{i}次喂猫，它吃了{i}条小鱼干"}}]
+                body = json.dumps({"input_history": json.dumps(turn, ensure_ascii=False)})
+                answer = client.post(f"/cache/{NAME}", data=body, content_type="application/json")
+                assert answer.status_code == 200, answer.content
+                first.set()
+        finally:
+            connection.close()  # this thread's own
+            done.set()
+
+    versions_before = Character.objects.get(pk=character.pk).memory_version
+    writer = threading.Thread(target=chat)
+    writer.start()
+    assert first.wait(10)  # a turn is waiting as the tick starts, and more come while it runs
+    embedding_backfill_tick(budget=2.0)
+    writer.join()
+    embedding_backfill_tick()  # whatever came in after the timed tick
+    assert done.is_set()
+    assert RawTurnVector.objects.filter(character=character).exclude(embedding="").count() == 1 + sent
+    batches = Character.objects.get(pk=character.pk).memory_version - versions_before
+    assert 1 <= batches <= sent // 3, f"{batches} vector batches for {sent} turns"
