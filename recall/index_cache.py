@@ -498,14 +498,15 @@ class _VectorFiller:
                 self._thread.start()
             self._wake.notify()
 
+    def _has_work(self) -> bool:
+        return bool(self._queue)
+
     def _run(self) -> None:
         while True:
             with self._wake:
-                if not self._queue and not self._wake.wait(settings.RECALL_VECTOR_FILLER_IDLE_SECONDS):
+                if not self._wake.wait_for(self._has_work, settings.RECALL_VECTOR_FILLER_IDLE_SECONDS):
                     connection.close()  # idle: the backend goes back until the next fill
-                    self._wake.wait_for(lambda: bool(self._queue))
-                if not self._queue:
-                    continue
+                    self._wake.wait_for(self._has_work)
                 entry, character_id, space = self._queue.popleft()
             close_old_connections()  # past CONN_MAX_AGE, or broken by a database restart
             filled = _fill_deferred_vectors(entry=entry, character_id=character_id, space=space)

@@ -17,6 +17,7 @@ from typing import Any
 from django.utils import timezone
 
 from nekomem.characters.models import Character
+from nekomem.characters.services import character_raw_rows_counted
 from nekomem.portability import (
     FileHandler,
     ImportResult,
@@ -31,7 +32,6 @@ from nekomem.statements import instances_insert
 from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.models import RawMessage, RecentMessage, RecentMeta
 from recent.services import recent_messages_append
-from recent.services.raw_log import raw_rows_count
 
 MESSAGE_TYPES = ("human", "ai", "system")
 BATCH = 2000
@@ -168,7 +168,7 @@ def time_indexed_write(character: Character, rows: list[_RowKey]) -> ImportResul
             continue
         new.append(RawMessage(character=character, session_id=key[0], message=key[1], timestamp=key[2]))
     instances_insert(RawMessage, new)
-    raw_rows_count(character_id=character.pk, rows=len(new))
+    character_raw_rows_counted(character_id=character.pk, rows=len(new))
     return ImportResult(created=len(new), unchanged=len(rows) - len(new))
 
 

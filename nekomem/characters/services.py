@@ -105,6 +105,13 @@ def character_memory_changed(
         )
 
 
+def character_raw_rows_counted(*, character_id: int, rows: int) -> None:
+    """Count ``rows`` new raw-log rows on the character (``Character.raw_rows_written``), inside the
+    transaction that writes them: a recall cache that has read as many rows has every raw turn."""
+    if rows:
+        Character.objects.filter(pk=character_id).update(raw_rows_written=F("raw_rows_written") + rows)
+
+
 # --- rename and delete ----------------------------------------------------------------------------------
 
 # What a process keeps per character outside the database (a layer's caches, its files under var/):

@@ -7,7 +7,7 @@ import hashlib
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -304,13 +304,11 @@ class Bm25View:
         return sum(a.nbytes for a in (*frozen, *per_row, *added)) + tail
 
 
-class _Taken:
+class _Taken(NamedTuple):
     """Positions of the postings in some ranges of a posting array, and how many each range gave."""
 
-    __slots__ = ("at", "counts")
-
-    def __init__(self, at: np.ndarray, counts: np.ndarray) -> None:
-        self.at, self.counts = at, counts
+    at: np.ndarray
+    counts: np.ndarray
 
 
 def _ranges(starts: np.ndarray, ends: np.ndarray) -> _Taken:

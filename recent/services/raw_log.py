@@ -12,16 +12,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F
-
-from nekomem.characters.models import Character
+from nekomem.characters.services import character_raw_rows_counted
 from recent.models import RawMessage
-
-
-def raw_rows_count(*, character_id: int, rows: int) -> None:
-    """Count ``rows`` new raw-log rows on the character, inside the transaction that writes them."""
-    if rows:
-        Character.objects.filter(pk=character_id).update(raw_rows_written=F("raw_rows_written") + rows)
 
 
 def raw_log_values(
@@ -45,5 +37,5 @@ def raw_log_append(*, character_id: int, messages: list[dict[str, Any]], timesta
     returns the session id. Inside the caller's transaction."""
     rows = raw_log_values(character_id=character_id, messages=messages, timestamp=timestamp)
     RawMessage.objects.bulk_create(RawMessage(**row) for row in rows)
-    raw_rows_count(character_id=character_id, rows=len(rows))
+    character_raw_rows_counted(character_id=character_id, rows=len(rows))
     return rows[0]["session_id"] if rows else ""
