@@ -1,4 +1,4 @@
-"""Pieces of hand-built write statements, built from the models so they follow the schema.
+"""Pieces of hand-built statements, built from the models so they follow the schema.
 
 Layer-agnostic: the chat turn's statement (``recent/services/turn_write.py``) and the outbox's
 (``nekomem/journal/services.py``) are assembled from these. Through the ORM a chat turn is a
@@ -6,18 +6,22 @@ transaction of eight statements, each a round trip and a query compilation; on P
 write fits in one statement whose data-modifying CTEs run atomically together. The pieces here keep
 such a statement honest: column lists, defaults, ``auto_now`` stamps and value adaptation all come
 from the model fields, as ``Model.save()`` would prepare them, so a field added to a model is
-written here too.
+written here too. The read pieces (``select_columns``) do the same for the few reads every chat
+request makes: recall's character and its new raw turns.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import DateField, Field, Model
+from django.db.models.expressions import Col
 from django.utils import timezone
 
 
@@ -154,3 +158,50 @@ def instances_insert(model: type[Model], instances: Sequence[Model], *, batch: i
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch):
             cursor.executemany(sql, rows[start : start + batch])
+
+
+@dataclass(frozen=True)
+class SelectColumns:
+    """The select list of a hand-built read, and the conversions the ORM would apply to its values.
+
+    A hot read (one a chat request makes every time) spends more in the ORM's query building and
+    compilation than in the database: its SQL is built once from the models here, and each row goes
+    through the same converters a ``values_list`` applies (datetimes kept as text on SQLite, JSON).
+    """
+
+    sql: str
+    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Col], ...]
+
+    def row(self, values: Sequence[Any], connection: BaseDatabaseWrapper) -> tuple[Any, ...]:
+        converted = list(values)
+        for position, functions, expression in self.converters:
+            value = converted[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            converted[position] = value
+        return tuple(converted)
+
+
+def select_columns(columns: Sequence[tuple[str, type[Model], str]]) -> SelectColumns:
+    """``columns``: (table alias, model, field name) in select order."""
+    connection = database()
+    quote = connection.ops.quote_name
+    parts, converters = [], []
+    for position, (alias, model, name) in enumerate(columns):
+        field = model_field(model, name)
+        parts.append(f"{quote(alias)}.{quote(str(field.column))}")
+        expression = Col(alias, field)
+        functions = (*connection.ops.get_db_converters(expression), *field.get_db_converters(connection))
+        if functions:
+            converters.append((position, tuple(functions), expression))
+    return SelectColumns(sql=", ".join(parts), converters=tuple(converters))
+
+
+def table(model: type[Model]) -> str:
+    """The quoted table of ``model``."""
+    return database().ops.quote_name(model._meta.db_table)
+
+
+def datetime_param(value: datetime) -> Any:
+    """A datetime as the ORM passes it in a lookup (text on SQLite, as it is stored there)."""
+    return database().ops.adapt_datetimefield_value(value)

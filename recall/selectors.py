@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import VectorSpace, text_fingerprint
 from nekomem.pages import values_in_pages
+from nekomem.statements import SelectColumns, column, database, datetime_param, select_columns, table
 from nekomem.textproc import message_text
 from recall.engine import Candidate
+from recall.models import RawTurnVector
 from recall.reflection_pool import reflection_candidates
 from recent.models import RawMessage
 from reflections.models import RECALL_POOL as REFLECTION_POOL
@@ -159,11 +162,12 @@ def raw_turn_candidates(
     last one read" misses none. With ``keys``, only those turns (a vector the backfill logged)."""
     if isinstance(covered, NotRead):
         covered = raw_turns_covered_through(character_id=character_id)
-    rows = _uncovered_turns(character_id=character_id, covered=covered)
-    if keys is not None:
-        rows = rows.filter(pk__in=list(keys))
-    fields = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
-    for pk, message, timestamp, vec, sha, model in _turns_in_pages(rows.values_list(*fields), after=after):
+    if keys is None:
+        read = _new_turns_in_pages(character_id=character_id, covered=covered, after=after)
+    else:
+        rows = _uncovered_turns(character_id=character_id, covered=covered).filter(pk__in=list(keys))
+        read = _turns_in_pages(rows.values_list(*_TURN_FIELDS), after=after)
+    for pk, message, timestamp, vec, sha, model in read:
         turn = _raw_turn_text(message)
         if turn is None:
             continue
@@ -203,6 +207,61 @@ def _turns_after(rows: QuerySet[RawMessage, tuple[Any, ...]], after: tuple[datet
 
 
 VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")
+_TURN_FIELDS = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
+
+
+def _new_turns_in_pages(
+    *, character_id: int, covered: datetime | None, after: tuple[datetime, int] | None
+) -> Iterator[tuple[Any, ...]]:
+    """What ``_turns_in_pages`` gives for ``_uncovered_turns`` (``_TURN_FIELDS``), through SQL built once:
+    every query after a chat turn reads that turn here, and the ORM's building and compiling of this
+    join cost more than the database's answer."""
+    connection = database()
+    while True:
+        sql, columns = _new_turns_read(connection.vendor, covered is not None, after is not None)
+        params: list[Any] = [character_id]
+        if covered is not None:
+            params.append(datetime_param(covered))
+        if after is not None:
+            at = datetime_param(after[0])
+            params += [at, at, after[1]]
+        params.append(CHUNK)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            page = [columns.row(row, connection) for row in cursor.fetchall()]
+        yield from page
+        if len(page) < CHUNK:
+            return
+        after = (page[-1][2], page[-1][0])
+
+
+@functools.cache
+def _new_turns_read(vendor: str, covered: bool, after: bool) -> tuple[str, SelectColumns]:
+    quote = database().ops.quote_name
+    raw, vec = quote("r"), quote("v")
+    columns = select_columns(
+        [
+            ("r", RawMessage, "id"),
+            ("r", RawMessage, "message"),
+            ("r", RawMessage, "timestamp"),
+            *(("v", RawTurnVector, name) for name in VECTOR_FIELDS),
+        ]
+    )
+    timestamp, pk = (
+        f"{raw}.{quote(column(RawMessage, 'timestamp'))}",
+        f"{raw}.{quote(column(RawMessage, 'id'))}",
+    )
+    conditions = [f"{raw}.{quote(column(RawMessage, 'character'))} = %s"]
+    if covered:
+        conditions.append(f"{timestamp} > %s")
+    if after:  # as ``_turns_after``: a range of the (character, timestamp, id) index, then the tie
+        conditions.append(f"{timestamp} >= %s AND ({timestamp} > %s OR {pk} > %s)")
+    sql = (
+        f"SELECT {columns.sql} FROM {table(RawMessage)} {raw}"
+        f" LEFT JOIN {table(RawTurnVector)} {vec} ON {vec}.{quote(column(RawTurnVector, 'raw'))} = {pk}"
+        f" WHERE {' AND '.join(conditions)} ORDER BY {timestamp}, {pk} LIMIT %s"
+    )
+    return sql, columns
 
 
 def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
@@ -358,9 +417,43 @@ def _recall_characters() -> QuerySet[Character]:
 
 
 def recall_character(*, name: str) -> RecallCharacter | None:
-    """What a recall request needs of its character, in one indexed query (no model instance)."""
-    row = _recall_characters().filter(name=name).values_list(*_RECALL_FIELDS).first()
-    return _recall_character(row) if row is not None else None
+    """What a recall request needs of its character, in one indexed query (no model instance).
+
+    Hand-built once (``nekomem.statements``): through the ORM, building and compiling this query cost
+    the worker more than the database's answer, on every ``/query_memory``."""
+    connection = database()
+    sql, columns = _recall_character_read(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [name])
+        row = cursor.fetchone()
+    return _recall_character(columns.row(row, connection)) if row is not None else None
+
+
+@functools.cache
+def _recall_character_read(vendor: str) -> tuple[str, SelectColumns]:
+    """The same columns as ``_RECALL_FIELDS`` through ``_recall_characters`` (the cursor: one row at
+    most per character, so a join)."""
+    columns = select_columns(
+        [
+            ("c", Character, "id"),
+            ("c", Character, "name"),
+            ("c", Character, "memory_version"),
+            ("c", Character, "master_name"),
+            ("c", Character, "master_nicknames"),
+            ("x", ExtractionCursor, "last_a_message_at"),
+            ("c", Character, "raw_rows_written"),
+        ]
+    )
+    quote = database().ops.quote_name
+    character, cursor = quote("c"), quote("x")
+    pk = f"{character}.{quote(column(Character, 'id'))}"
+    sql = (
+        f"SELECT {columns.sql} FROM {table(Character)} {character}"
+        f" LEFT JOIN {table(ExtractionCursor)} {cursor}"
+        f" ON {cursor}.{quote(column(ExtractionCursor, 'character'))} = {pk}"
+        f" WHERE {character}.{quote(column(Character, 'name'))} = %s"
+    )
+    return sql, columns
 
 
 def recent_recall_characters(*, limit: int) -> list[RecallCharacter]:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
-import factory
+import json
 
-from recent.models import RecentMessage, RecentMeta, RecentReviewState
+import factory
+from django.utils import timezone
+
+from recent.models import RawMessage, RecentMessage, RecentMeta, RecentReviewState
 from tests.characters.factories import CharacterFactory
 
 
@@ -29,3 +32,15 @@ class RecentReviewStateFactory(factory.django.DjangoModelFactory[RecentReviewSta
         model = RecentReviewState
 
     character = factory.SubFactory(CharacterFactory)
+
+
+class RawMessageFactory(factory.django.DjangoModelFactory[RawMessage]):
+    """One message of the raw log, in the {type, data} shape the write path stores."""
+
+    class Meta:
+        model = RawMessage
+
+    character = factory.SubFactory(CharacterFactory)
+    session_id = factory.Sequence(lambda n: f"session-{n}")
+    message = factory.Sequence(lambda n: json.dumps({"type": "human", "data": {"content": f"第{n}句话"}}))
+    timestamp = factory.LazyFunction(timezone.now)
