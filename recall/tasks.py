@@ -10,6 +10,7 @@ from django.conf import settings
 from nekomem.characters.locks import exclusive_work
 from nekomem.embeddings import configured_profile, get_embedder
 from nekomem.embeddings.profiles import get_profile
+from nekomem.journal.broker import task_enqueue
 from recall.backfill import (
     background_priority,
     characters_needing_vectors,
@@ -89,9 +90,7 @@ def _tick(*, budget: float) -> tuple[int, bool]:
 
 
 def _enqueue_next_tick() -> None:
-    from django_q.tasks import async_task
-
     try:
-        async_task(BACKFILL_TASK, task_name="embedding-backfill-next", group="embedding-backfill")
+        task_enqueue(BACKFILL_TASK, task_name="embedding-backfill-next", group="embedding-backfill")
     except Exception:
         logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")

@@ -1,4 +1,5 @@
-"""Hands outbox ops to django-q2: one broker per process, up to ``OUTBOX_BATCH_MAX`` ops a task."""
+"""Hands work to django-q2 through one broker per process: outbox ops (up to ``OUTBOX_BATCH_MAX`` a
+task), kernel jobs and the backfill's next tick all go through ``task_enqueue``."""
 
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ _broker_lock = threading.Lock()
 _broker: Any = None
 
 
-def _outbox_broker() -> Any:
+def process_broker() -> Any:
     """One django-q2 broker per process, shared by its threads.
 
     ``async_task`` without a broker builds a new one per call; on Redis that is a new client, a new
-    TCP connection and its handshake for every chat turn. The Redis client's pool is thread-safe
-    and notices a fork; the ORM broker works through Django's per-thread connections.
+    TCP connection and its handshake for every chat turn (and for every job a turn requests, such
+    as the window's compression). The Redis client's pool is thread-safe and notices a fork; the ORM
+    broker works through Django's per-thread connections.
     """
     global _broker
     if _broker is None:
@@ -36,19 +38,23 @@ def _outbox_broker() -> Any:
     return _broker
 
 
-def outbox_ops_enqueue(*, op_ids: Sequence[UUID]) -> None:
-    """Enqueue django-q2 tasks that run these ops, up to ``OUTBOX_BATCH_MAX`` ops a task."""
+def task_enqueue(func: str, *args: Any, **options: Any) -> None:
+    """``async_task`` through this process's broker; raises what the broker raises."""
     from django_q.tasks import async_task
 
+    async_task(func, *args, broker=process_broker(), **options)
+
+
+def outbox_ops_enqueue(*, op_ids: Sequence[UUID]) -> None:
+    """Enqueue django-q2 tasks that run these ops, up to ``OUTBOX_BATCH_MAX`` ops a task."""
     for start in range(0, len(op_ids), OUTBOX_BATCH_MAX):
         chunk = [str(op_id) for op_id in op_ids[start : start + OUTBOX_BATCH_MAX]]
         try:
-            async_task(
+            task_enqueue(
                 OUTBOX_TASK,
                 chunk,
                 task_name=f"outbox-{chunk[0]}" + (f"+{len(chunk) - 1}" if len(chunk) > 1 else ""),
                 group="outbox",
-                broker=_outbox_broker(),
                 # The op row records completion (status, finished_at), so a successful run is not
                 # also saved as a django-q result: with save_limit that save reads back every kept
                 # result under a row lock to prune one. Failures are still saved.

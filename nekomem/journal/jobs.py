@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from nekomem.characters.locks import lock_character
-from nekomem.journal.broker import outbox_ops_enqueue
+from nekomem.journal.broker import outbox_ops_enqueue, task_enqueue
 from nekomem.journal.models import DurableWork, Job, OutboxOp, WorkStatus
 from nekomem.llm import LLMUnavailable, provider_status
 from nekomem.statements import column, database, model_field
@@ -392,10 +392,8 @@ def job_create(
 
 
 def job_enqueue(*, job_id: int) -> None:
-    from django_q.tasks import async_task
-
     try:
-        async_task(JOB_TASK, job_id, task_name=f"job-{job_id}", group="jobs")
+        task_enqueue(JOB_TASK, job_id, task_name=f"job-{job_id}", group="jobs")
     except Exception:
         # The job row is durable; the sweep enqueues it again, so a broker hiccup loses nothing.
         logger.exception("could not enqueue job %s; the sweep will retry it", job_id)

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 
+import django_q.brokers
+import django_q.conf
+import django_q.tasks
 import pytest
 from django.utils import timezone
 
-from nekomem.journal import jobs
+from nekomem.journal import broker, jobs
 from nekomem.journal.jobs import (
     JOB_MAX_ATTEMPTS,
     JobKind,
@@ -121,6 +124,32 @@ def test_a_committed_job_is_enqueued_and_runs(script, django_capture_on_commit_c
         assert script.runs == []  # nothing runs before the commit
     assert script.runs == [job.pk]
     assert fresh(job).status == "done"
+
+
+def test_enqueued_jobs_go_through_one_broker_per_process(monkeypatch):
+    """``async_task`` without a broker builds one per call: on Redis a new client and TCP connection
+    for every job a chat turn requests. Counted at django-q2's own factory, not replaced; the tasks
+    really go to the broker of this run (Redis or the ORM queue), not run inline."""
+    built = []
+
+    def counted(*args, **kwargs):
+        built.append(real(*args, **kwargs))
+        return built[-1]
+
+    real = django_q.brokers.get_broker
+    monkeypatch.setattr(django_q.brokers, "get_broker", counted)
+    monkeypatch.setattr(django_q.tasks, "get_broker", counted)
+    monkeypatch.setattr(django_q.conf.Conf, "SYNC", False)
+    monkeypatch.setattr(broker, "_broker", None)
+    shared = broker.process_broker()
+    shared.purge_queue()
+    try:
+        for job_id in (11, 12, 13):
+            jobs.job_enqueue(job_id=job_id)
+        assert len(built) == 1
+        assert shared.queue_size() == 3
+    finally:
+        shared.purge_queue()
 
 
 def test_waiting_for_a_provider_costs_nothing_then_runs_once_one_is_configured(llm_server, settings):
