@@ -12,14 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.dataset import as_messages, conversation
-from tests.support.server_process import (
-    ServerProcess,
-    history_body,
-    http_call,
-    postgres_base_url,
-    server_backend,
-    still_running,
-)
+from tests.support.server_process import ServerProcess, history_body, http_call, still_running
 
 # django_db only makes pytest-django set up the test database for the session's startup fixture.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -80,17 +73,7 @@ def test_the_admin_and_the_api_docs_get_their_files_from_the_server_itself(serve
     assert http_call(server.port, "GET", "/static/admin/css/no-such-file.css").status == 404
 
 
-@pytest.fixture
-def server_on_the_runs_database(tmp_path: Path) -> Iterator[ServerProcess]:
-    """As ``make run`` starts it, on the database of this test run (PostgreSQL or SQLite)."""
-    with server_backend(tmp_path, postgres_url=postgres_base_url(), redis_base_url=None) as server:
-        yield server
-
-
-def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(
-    server_on_the_runs_database: ServerProcess,
-) -> None:
-    server = server_on_the_runs_database
+def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(server: ServerProcess) -> None:
     server.start()
     processes = server.processes().values()
     cluster = [info.niceness for info in processes if "qcluster" in info.cmdline]
@@ -98,11 +81,6 @@ def test_the_cluster_runs_at_a_lower_priority_than_the_http_server(
     assert cluster and http
     assert set(http) == {os.getpriority(os.PRIO_PROCESS, 0)}
     assert set(cluster) == {min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)}
-    # On PostgreSQL also under SCHED_IDLE (serve.cluster_runs_idle); the HTTP workers never.
-    policies = {info.policy for info in processes if "qcluster" in info.cmdline}
-    postgres = server.database is not None and server.database.vendor == "postgresql"
-    assert policies == {os.SCHED_IDLE if postgres else os.SCHED_OTHER}
-    assert {info.policy for info in processes if "granian" in info.cmdline} == {os.SCHED_OTHER}
 
 
 def test_every_server_process_runs_numpy_on_the_calling_thread(server: ServerProcess) -> None:

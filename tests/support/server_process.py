@@ -206,7 +206,6 @@ class ProcessInfo:
     ppid: int
     process_group: int
     niceness: int
-    policy: int  # the scheduling policy (os.SCHED_OTHER, os.SCHED_IDLE, …)
     cpu_seconds: float  # user + system, this process's own
     started: int  # clock ticks after boot: with the pid, names this process and no later one
     cmdline: str
@@ -230,7 +229,6 @@ def running_processes() -> dict[int, ProcessInfo]:
             ppid=int(fields[1]),
             process_group=int(fields[2]),
             niceness=int(fields[16]),
-            policy=int(fields[38]),
             cpu_seconds=(int(fields[11]) + int(fields[12])) / _CLOCK_TICKS,
             started=int(fields[19]),
             cmdline=cmdline.strip(),

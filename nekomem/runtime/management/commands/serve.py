@@ -27,6 +27,10 @@ IDLE_STOP_SECONDS = 2.0
 # backfill, an LLM call of up to two minutes). Nobody waits for a background task and every one is
 # re-delivered, so after this grace the task is interrupted.
 CLUSTER_STOP_GRACE_SECONDS = 3
+# Not SCHED_IDLE as well, although that gave way to a waking request at once (PostgreSQL mixed load:
+# query p95 37-39 against 43-44 ms): the cluster holds the settle lock and row locks, and an idle-class
+# holder gets almost no CPU while the cores are busy, so a request waiting for its lock would wait
+# until the load drops. Only the backfill's model threads, which hold none, run idle.
 CLUSTER_NICENESS = 10
 # Ctrl-C, a supervisor's stop, and the terminal closing.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -78,20 +82,7 @@ def http_server_command(python: str) -> list[str]:
     ]
 
 
-def cluster_runs_idle() -> bool:
-    """Whether the cluster runs under SCHED_IDLE rather than only at ``CLUSTER_NICENESS``.
-
-    A nice-10 process that has a core keeps it for its slice when a request's thread wakes (back from
-    the database, or given the interpreter lock): under the chat load a query waited for a core at each
-    of its round trips. SCHED_IDLE gives way at once (bench/load_faults.py, PostgreSQL, 2 minutes:
-    query p95 44.4 / 43.7 ms at nice 10, 37.1 / 39.4 ms idle). Only on PostgreSQL: a request that
-    waits for a cluster's lock sleeps and leaves the core to it, but on SQLite the write lock is a
-    file lock whose waiters poll, and a starved holder stalled the chat's writes (/cache p99 42 →
-    59 ms, no gain for the queries)."""
-    return hasattr(os, "SCHED_IDLE") and settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
-
-
-def _start_child(command: list[str], *, niceness: int = 0, idle: bool = False) -> subprocess.Popen[bytes]:
+def _start_child(command: list[str], *, niceness: int = 0) -> subprocess.Popen[bytes]:
     """Start a child in a process group of its own that is told to stop if ``serve`` dies.
 
     A terminal's Ctrl-C (and its hang-up) goes to the whole foreground process group. Had the children
@@ -104,9 +95,6 @@ def _start_child(command: list[str], *, niceness: int = 0, idle: bool = False) -
     def in_child() -> None:
         if niceness:
             os.nice(niceness)
-        if idle:
-            with contextlib.suppress(OSError):  # refused (a seccomp profile): nice alone, as before
-                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
         if sys.platform.startswith("linux"):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -216,11 +204,7 @@ class Command(BaseCommand):
         if not options["no_cluster"]:
             # Background maintenance (outbox steps, extraction, embeddings) yields the CPU to the
             # chat's requests: it only has to keep up, a request has someone waiting.
-            children.append(
-                _start_child(
-                    [python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS, idle=cluster_runs_idle()
-                )
-            )
+            children.append(_start_child([python, "manage.py", "qcluster"], niceness=CLUSTER_NICENESS))
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
         llm_startup_log()
