@@ -28,10 +28,18 @@ def values_in_pages(
     """The tuples of ``rows``, a ``values_list`` ordered by a unique key, read ``size`` at a time; each
     next page is ``after(rows, last tuple read)``. By default the key is the primary key, the first
     field."""
-    page = rows
+    return pages_read(lambda last: list((rows if last is None else after(rows, last))[:size]), size=size)
+
+
+def pages_read(
+    read_page: Callable[[tuple[Any, ...] | None], list[tuple[Any, ...]]], *, size: int
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of successive pages: ``read_page(None)`` first, then ``read_page(last row read)`` while
+    a page came back full (``size`` rows). For reads that are not querysets (hand-built SQL)."""
+    last: tuple[Any, ...] | None = None
     while True:
-        batch = list(page[:size])
+        batch = read_page(last)
         yield from batch
         if len(batch) < size:
             return
-        page = after(rows, batch[-1])
+        last = batch[-1]

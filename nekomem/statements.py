@@ -96,8 +96,7 @@ def insert_select_sql(
             expressions.append("%s")
             params.append(f.get_db_prep_save(value, connection))
         selects.append(f"SELECT {', '.join(expressions)}" + (f" FROM {source}" if source else ""))
-    table = connection.ops.quote_name(model._meta.db_table)
-    return f"INSERT INTO {table} ({columns}) {' UNION ALL '.join(selects)}", params
+    return f"INSERT INTO {table(model)} ({columns}) {' UNION ALL '.join(selects)}", params
 
 
 # Internal field types whose Python values the database drivers take as they are: no preparation.
@@ -153,8 +152,7 @@ def instances_insert(model: type[Model], instances: Sequence[Model], *, batch: i
                 for f, prepare in preparers
             ]
         )
-    table = connection.ops.quote_name(model._meta.db_table)
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(preparers))})"
+    sql = f"INSERT INTO {table(model)} ({columns}) VALUES ({', '.join(['%s'] * len(preparers))})"
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch):
             cursor.executemany(sql, rows[start : start + batch])

@@ -22,7 +22,7 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import VectorSpace, text_fingerprint
-from nekomem.pages import values_in_pages
+from nekomem.pages import pages_read, values_in_pages
 from nekomem.statements import SelectColumns, column, database, datetime_param, select_columns, table
 from nekomem.textproc import message_text
 from recall.engine import Candidate
@@ -217,22 +217,22 @@ def _new_turns_in_pages(
     every query after a chat turn reads that turn here, and the ORM's building and compiling of this
     join cost more than the database's answer."""
     connection = database()
-    while True:
-        sql, columns = _new_turns_read(connection.vendor, covered is not None, after is not None)
+
+    def page(last: tuple[Any, ...] | None) -> list[tuple[Any, ...]]:
+        start = after if last is None else (last[2], last[0])
+        sql, columns = _new_turns_read(connection.vendor, covered is not None, start is not None)
         params: list[Any] = [character_id]
         if covered is not None:
             params.append(datetime_param(covered))
-        if after is not None:
-            at = datetime_param(after[0])
-            params += [at, at, after[1]]
+        if start is not None:
+            at = datetime_param(start[0])
+            params += [at, at, start[1]]
         params.append(CHUNK)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            page = [columns.row(row, connection) for row in cursor.fetchall()]
-        yield from page
-        if len(page) < CHUNK:
-            return
-        after = (page[-1][2], page[-1][0])
+            return [columns.row(row, connection) for row in cursor.fetchall()]
+
+    return pages_read(page, size=CHUNK)
 
 
 @functools.cache
