@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -193,6 +193,33 @@ def select_columns(columns: Sequence[tuple[str, type[Model], str]]) -> SelectCol
         if functions:
             converters.append((position, tuple(functions), expression))
     return SelectColumns(sql=", ".join(parts), converters=tuple(converters))
+
+
+_M = TypeVar("_M", bound=Model)
+
+
+@functools.cache
+def _instance_read(model: type[Model], by: str, vendor: str) -> tuple[str, SelectColumns, tuple[str, ...]]:
+    fields = model._meta.concrete_fields
+    columns = select_columns([("t", model, field.name) for field in fields])
+    quote = database().ops.quote_name
+    where = f"{quote('t')}.{quote(column(model, by))}"
+    sql = f"SELECT {columns.sql} FROM {table(model)} {quote('t')} WHERE {where} = %s"
+    return sql, columns, tuple(field.attname for field in fields)
+
+
+def instance_get(model: type[_M], *, by: str, value: Any) -> _M | None:
+    """The one ``model`` row whose unique field ``by`` equals ``value``, as a model instance with every
+    concrete field loaded (None when there is none): ``Model.objects.filter(by=value).first()`` for a
+    hot read, without building and compiling the query each time."""
+    connection = database()
+    sql, columns, attnames = _instance_read(model, by, connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return model.from_db(connection.alias, attnames, columns.row(row, connection))
 
 
 def table(model: type[Model]) -> str:

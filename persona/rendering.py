@@ -259,9 +259,17 @@ def rendered_forget() -> None:
     _rendered.clear()
 
 
-def long_term_memory_markdown(*, character: Character, language: str, now: datetime) -> str:
-    """Persona, reflections, older memories and the suppressed section; "" when all are empty."""
-    version = Character.objects.filter(pk=character.pk).values_list("memory_version", flat=True).first()
+def long_term_memory_markdown(
+    *, character: Character, language: str, now: datetime, version_read: bool = False
+) -> str:
+    """Persona, reflections, older memories and the suppressed section; "" when all are empty.
+
+    ``version_read``: the caller read ``character`` just now, its ``memory_version`` included (the
+    working context reads it inside the settle lock), so the cache is checked without a read of its own.
+    """
+    version: int | None = character.memory_version
+    if not version_read:
+        version = Character.objects.filter(pk=character.pk).values_list("memory_version", flat=True).first()
     key = (character.pk, character.created_at, language)
     minute = int(now.timestamp() // 60)
     hit = _rendered.get(key)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from nekomem.characters.models import Character
 from nekomem.locale import master_display_name
 from nekomem.textproc import strip_bracketed
-from persona.selectors import long_term_memory_markdown, persona_state, settings_text
+from persona.selectors import long_term_memory_markdown, settings_text
 from persona.services import persona_ensure_current
 from recall import locale
 from recent.messages import content_text
@@ -74,17 +74,17 @@ def holiday_line(language: str, now: datetime) -> list[str]:
 
 def long_term_memory(character: Character, language: str, now: datetime) -> str:
     """The persona header, then persona, reflections, older memories and the suppressed section."""
-    persona_ensure_current(character=character)
-    markdown = long_term_memory_markdown(character=character, language=language, now=now)
+    state = persona_ensure_current(character=character)
+    markdown = long_term_memory_markdown(character=character, language=language, now=now, version_read=True)
     if not markdown:
-        markdown = settings_text(
-            character=character, state=persona_state(character_id=character.pk), language=language
-        )
+        markdown = settings_text(character=character, state=state, language=language)
     header = locale.text(language, "persona_header", name=character.name)
     return header + (markdown + "\n" if markdown else "")
 
 
 def working_context_render(*, character: Character, language: str, now: datetime | None = None) -> str:
+    """``character`` as read just now (``wait_for_settled``): its memory version is what the
+    long-term-memory block's cache is checked against."""
     now = now or timezone.now()
     lines = [
         long_term_memory(character, language, now)

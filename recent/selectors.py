@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 
+from nekomem.statements import SelectColumns, column, database, select_columns, table
 from recent.models import RawMessage, RecentMessage
 
 
@@ -14,9 +16,28 @@ def recent_window(*, character_id: int) -> list[RecentMessage]:
 
 
 def recent_window_rows(*, character_id: int) -> list[tuple[str, dict]]:
-    """(type, data) of the window's messages in order, without building model instances."""
-    rows = RecentMessage.objects.filter(character_id=character_id).order_by("position")
-    return list(rows.values_list("type", "data"))
+    """(type, data) of the window's messages in order, without building model instances: what every
+    ``/new_dialog`` renders, so its SQL is built once (``_window_rows_read``)."""
+    connection = database()
+    sql, columns = _window_rows_read(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [character_id])
+        rows = cursor.fetchall()
+    return [columns.row(row, connection) for row in rows]  # type: ignore[misc]
+
+
+@functools.cache
+def _window_rows_read(vendor: str) -> tuple[str, SelectColumns]:
+    """``RecentMessage.objects.filter(character_id=…).order_by("position").values_list("type", "data")``."""
+    columns = select_columns([("m", RecentMessage, "type"), ("m", RecentMessage, "data")])
+    quote = database().ops.quote_name
+    message = quote("m")
+    sql = (
+        f"SELECT {columns.sql} FROM {table(RecentMessage)} {message}"
+        f" WHERE {message}.{quote(column(RecentMessage, 'character'))} = %s"
+        f" ORDER BY {message}.{quote(column(RecentMessage, 'position'))}"
+    )
+    return sql, columns
 
 
 def recent_window_count(*, character_id: int) -> int:
@@ -34,7 +55,28 @@ def window_fingerprint(messages: list[dict]) -> str:
 
 
 def raw_log_last_timestamp(*, character_id: int) -> datetime | None:
-    return RawMessage.objects.filter(character_id=character_id).aggregate(last=Max("timestamp"))["last"]
+    """The newest raw row's time (the gap hint of every ``/new_dialog``): the last entry of the
+    (character, timestamp, id) index, by SQL built once."""
+    connection = database()
+    sql, columns = _last_timestamp_read(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [character_id])
+        row = cursor.fetchone()
+    return columns.row(row, connection)[0] if row is not None else None
+
+
+@functools.cache
+def _last_timestamp_read(vendor: str) -> tuple[str, SelectColumns]:
+    """``RawMessage.objects.filter(character_id=…).aggregate(Max("timestamp"))``, as an index's last entry."""
+    columns = select_columns([("r", RawMessage, "timestamp")])
+    quote = database().ops.quote_name
+    raw = quote("r")
+    key = f"{raw}.{quote(column(RawMessage, 'character'))}"
+    stamp = f"{raw}.{quote(column(RawMessage, 'timestamp'))}"
+    sql = (
+        f"SELECT {columns.sql} FROM {table(RawMessage)} {raw} WHERE {key} = %s ORDER BY {stamp} DESC LIMIT 1"
+    )
+    return sql, columns
 
 
 def raw_log_between(

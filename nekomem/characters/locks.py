@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 
 from nekomem.characters.models import Character
+from nekomem.statements import instance_get
 
 # Keeps our advisory-lock keys apart from any other application sharing the database.
 _ADVISORY_NAMESPACE = 0x6E656B6F  # "neko"
@@ -179,8 +180,40 @@ def wait_for_settled(name: str) -> Character | None:
 
     ``/new_dialog`` calls this so it always renders a settled state.
     """
-    character = Character.objects.filter(name=name).first()
-    if character is None:
+    if connection.vendor == "postgresql":
+        return _wait_for_settled_postgresql(name)
+    known = instance_get(Character, by="name", value=name)
+    if known is None:
         return None
-    with settle_lock(character.pk):
-        return Character.objects.get(pk=character.pk)
+    with settle_lock(known.pk):
+        return instance_get(Character, by="id", value=known.pk)
+
+
+def _wait_for_settled_postgresql(name: str) -> Character | None:
+    """Two statements instead of four: the lookup by name takes the settle lock, and the read of the
+    settled row releases it. Each statement reads its own snapshot, and the second one's is taken
+    once the lock is held, so the row is the settled one. /new_dialog pays every round trip."""
+    table = connection.ops.quote_name(Character._meta.db_table)
+    key = "CAST(id AS integer)"  # the (int, int) lock space that settle_lock's parameters land in
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, pg_advisory_lock(%s, {key}) FROM {table} WHERE name = %s",
+            [_ADVISORY_NAMESPACE, name],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    character_id = row[0]
+    settled: list[Character] = []
+    try:
+        settled = list(
+            Character.objects.raw(
+                f"SELECT *, pg_advisory_unlock(%s, {key}) AS settle_released FROM {table} WHERE id = %s",
+                [_ADVISORY_NAMESPACE, character_id],
+            )
+        )
+    finally:
+        if not settled:  # deleted meanwhile, or the read failed: the lock is still this session's
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_ADVISORY_NAMESPACE, character_id])
+    return settled[0] if settled else None

@@ -23,6 +23,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.evidence import Evidence, evidence_merged
 from nekomem.journal.services import event_append
+from nekomem.statements import instance_get
 from nekomem.textproc import keyword_overlap, keyword_set
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.services.records import (
@@ -225,20 +226,20 @@ def persona_prepare(*, character: Character, now: datetime) -> PersonaState:
     return state
 
 
-def persona_needs_prepare(*, character: Character) -> bool:
+def persona_needs_prepare(*, character: Character, state: PersonaState) -> bool:
     """Cheap check for read paths: does the card mirror or the legacy migration lag behind?"""
-    state = PersonaState.objects.filter(character=character).first()
-    if state is None:
-        return True
     return state.card_sha256 != card_sha(character.card) or (
         bool(state.legacy_settings) and not state.legacy_migrated
     )
 
 
-def persona_ensure_current(*, character: Character) -> None:
-    """Read paths: run ``persona_ensure`` only when the card or the legacy migration lags behind."""
-    if persona_needs_prepare(character=character):
-        persona_ensure(character_id=character.pk)
+def persona_ensure_current(*, character: Character) -> PersonaState:
+    """Read paths: run ``persona_ensure`` only when the card or the legacy migration lags behind; the
+    current state either way, so the caller need not read it again."""
+    state = instance_get(PersonaState, by="character", value=character.pk)  # every /new_dialog reads it
+    if state is None or persona_needs_prepare(character=character, state=state):
+        return persona_ensure(character_id=character.pk)
+    return state
 
 
 def persona_ensure(*, character_id: int, now: datetime | None = None) -> PersonaState:

@@ -18,13 +18,14 @@ from tests.support.queries import statements_pinned
 pytestmark = pytest.mark.django_db
 
 # A warm /new_dialog (the long-term-memory block rendered for this memory version within the minute):
-# block check, the character, the character again inside the settle lock (so a settle in flight is
-# waited for), three reads by which persona knows its cached block is current, the window, the raw
-# log's last time; PostgreSQL
-# adds the advisory lock and unlock (SQLite's settle lock is a file lock, no statement). A cold one
-# also reads the persona entries, reflections, suppressions and token counts to render the block.
-NEW_DIALOG = {"sqlite": 8, "postgresql": 10}
-NEW_DIALOG_COLD = {"sqlite": 29, "postgresql": 31}
+# block check, the character's id, the character again once the settle lock is held (so a settle in
+# flight is waited for), the persona state by which persona knows its cached block is current, the
+# window, the raw log's last time. On PostgreSQL the lookup by name takes the advisory lock and the
+# read of the settled row releases it; SQLite's settle lock is a file lock, no statement. A cold one
+# also creates the persona's sections and reads the entries, reflections, suppressions and token
+# counts to render the block.
+NEW_DIALOG = {"sqlite": 6, "postgresql": 6}
+NEW_DIALOG_COLD = {"sqlite": 27, "postgresql": 27}
 # Warm: block check and the character with its memory version, the extraction cursor and its raw-log
 # row count (one statement: the cursor was a read of its own). The raw turns past the last one read
 # only when the count moved (a turn since); the change log only when the version moved. The first

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.db import connection
 
-from nekomem.characters.locks import settle_lock
+from nekomem.characters.locks import settle_lock, wait_for_settled
+from nekomem.characters.models import Character
 from tests.characters.factories import CharacterFactory
 
 
@@ -66,3 +68,56 @@ def test_settle_locks_of_two_characters_do_not_wait_for_each_other():
         thread.start()
         assert acquired.wait(timeout=10)
         thread.join()
+
+
+def _in_thread(work) -> threading.Thread:
+    def run() -> None:
+        try:
+            work()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_character_is_read_once_the_settle_in_flight_has_committed():
+    """The row comes from a read made after the lock was granted: a lookup that took the lock and
+    read the row in one statement would return the row as it was before the settle."""
+    character = CharacterFactory.create(name="Mel", master_name="before")
+    holding, release = threading.Event(), threading.Event()
+
+    def settle_in_flight() -> None:
+        with settle_lock(character.pk):
+            holding.set()
+            release.wait(timeout=30)
+            Character.objects.filter(pk=character.pk).update(master_name="after")
+
+    holder = _in_thread(settle_in_flight)
+    assert holding.wait(timeout=10)
+    seen: list[Character | None] = []
+    reader = _in_thread(lambda: seen.append(wait_for_settled("Mel")))
+    time.sleep(0.3)
+    release.set()
+    holder.join(timeout=10)
+    reader.join(timeout=10)
+    assert seen and seen[0] is not None and seen[0].master_name == "after"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_waiting_for_a_settle_leaves_the_lock_free():
+    CharacterFactory.create(name="Mel")
+    character = wait_for_settled("Mel")
+    assert character is not None and character.name == "Mel"
+    assert wait_for_settled("nobody") is None
+    taken = threading.Event()
+
+    def settle() -> None:
+        with settle_lock(character.pk):
+            taken.set()
+
+    # From another connection: a lock this session still held would keep it waiting.
+    _in_thread(settle).join(timeout=10)
+    assert taken.is_set()
