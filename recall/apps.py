@@ -10,7 +10,7 @@ class RecallConfig(AppConfig):
         from nekomem.runtime.schedules import ScheduleSpec, register_schedule
         from recall import index_cache
 
-        process_cache_register("recall_indexes", index_cache.clear)
+        process_cache_register("recall_indexes", index_cache.clear, usage=index_cache.usage)
 
         from nekomem.characters.services import register_character_forget
 

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_space
+from nekomem.runtime.caches import CacheUsage
 from nekomem.textproc import tokenizers_warm_up
 from recall.engine import Candidate, RecallIndex
 from recall.selectors import (
@@ -659,6 +660,18 @@ def recall_indexes_warm_up() -> None:
                 patient=True,
             )
         loading.result()
+
+
+def usage() -> CacheUsage:
+    """The indexes this process keeps: characters, rows and bytes of arrays (bounded by
+    ``MAX_CHARACTERS`` and ``MAX_CACHE_BYTES``)."""
+    with _lock:
+        entries = list(_cache.values())
+    return CacheUsage(
+        entries=len(entries),
+        rows=sum(len(entry.index) for entry in entries),
+        bytes=sum(entry.index.nbytes for entry in entries),
+    )
 
 
 def clear() -> None:

@@ -86,6 +86,18 @@ class StorageStatusSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class CacheStatusSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    entries = serializers.IntegerField(help_text="Items kept (for recall_indexes: characters).")
+    rows = serializers.IntegerField(help_text="Rows they hold.")
+    bytes = serializers.IntegerField(help_text="Bytes of their arrays.")
+
+
+class ProcessStatusSerializer(serializers.Serializer):
+    pid = serializers.IntegerField(help_text="The worker process that answered; each keeps its own caches.")
+    caches = CacheStatusSerializer(many=True)
+
+
 class StatusSerializer(serializers.Serializer):
     llm_tiers = TierStatusSerializer(many=True)
     llm_work_waits = serializers.BooleanField(help_text="Some tier has no provider: its work waits.")
@@ -94,6 +106,7 @@ class StatusSerializer(serializers.Serializer):
     outbox = WorkCountsSerializer(allow_null=True, help_text="null while the server is starting")
     embeddings = EmbeddingsStatusSerializer()
     storage = StorageStatusSerializer()
+    process = ProcessStatusSerializer()
 
 
 class StatusView(APIView):

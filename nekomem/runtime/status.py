@@ -11,6 +11,7 @@ without one (``register_vector_counter``) from its AppConfig.ready.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -24,6 +25,7 @@ from nekomem.journal.jobs import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.journal.models import Job, OutboxOp, WorkStatus
 from nekomem.llm import tier_config
 from nekomem.llm.config import FALLBACK_TIER
+from nekomem.runtime.caches import process_caches_usage
 from nekomem.runtime.state import RUNTIME_INITIALIZING, current_block
 
 logger = logging.getLogger(__name__)
@@ -98,12 +100,37 @@ class StorageStatus:
 
 
 @dataclass(frozen=True)
+class CacheStatus:
+    name: str
+    entries: int
+    rows: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ProcessStatus:
+    """The process that answered: each HTTP worker keeps caches of its own."""
+
+    pid: int
+    caches: list[CacheStatus]
+
+
+def process_status() -> ProcessStatus:
+    usage = process_caches_usage()
+    return ProcessStatus(
+        pid=os.getpid(),
+        caches=[CacheStatus(name, u.entries, u.rows, u.bytes) for name, u in usage.items()],
+    )
+
+
+@dataclass(frozen=True)
 class StatusSnapshot:
     llm_tiers: list[TierStatus]
     jobs: WorkCounts | None  # None while the server is starting
     outbox: WorkCounts | None
     embeddings: EmbeddingsStatus
     storage: StorageStatus
+    process: ProcessStatus
 
     @property
     def tiers_without_provider(self) -> list[str]:
@@ -263,4 +290,5 @@ def status_snapshot() -> StatusSnapshot:
         outbox=work["outbox"],
         embeddings=embeddings_status(count_rows=not starting),
         storage=StorageStatus(blocked=block is not None, reason=block.reason if block else ""),
+        process=process_status(),
     )

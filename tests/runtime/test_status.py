@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Iterator
 
 import pytest
 from django.test import Client
 
+from facts.models import Fact
+from facts.services import FactDraft, facts_persist
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
 from nekomem.runtime import state
@@ -17,6 +21,7 @@ from nekomem.runtime.status import (
     register_vector_counter,
     unregister_vector_counter,
 )
+from recall import index_cache
 from tests.characters.factories import CharacterFactory
 from tests.facts.factories import make_fact
 from tests.journal.factories import JobFactory, OutboxOpFactory
@@ -168,6 +173,40 @@ def test_a_layer_registers_its_own_vector_counter(client: Client) -> None:
     assert status(client)["embeddings"]["without_vectors"] == 0
 
 
+def test_the_answering_process_reports_what_its_recall_indexes_hold(client: Client) -> None:
+    index_cache.clear()
+
+    def held() -> tuple[int, dict]:
+        process = status(client)["process"]
+        return process["pid"], next(c for c in process["caches"] if c["name"] == "recall_indexes")
+
+    pid, empty = held()
+    assert pid == os.getpid() and (empty["entries"], empty["rows"], empty["bytes"]) == (0, 0, 0)
+    character = CharacterFactory.create(name="Mel")
+    for text in ("Emily went to Green Meadow Park", "Emily plays the piano"):
+        make_fact(character=character, text=text)
+
+    def ask() -> int:
+        body = json.dumps({"query": "piano"})
+        return client.post("/query_memory/Mel", data=body, content_type="application/json").status_code
+
+    assert ask() == 200
+    _, one = held()
+    assert one["entries"] == 1 and one["rows"] >= 2 and one["bytes"] > 0
+    names = ["Anna", "Boris", "Chen", "Dana", "Eli", "Fatima", "Goro", "Hana", "Ivan", "Jun"]
+    pets = ["parrot", "tortoise", "ferret", "goldfish", "hamster", "iguana", "rabbit", "pony", "snail", "owl"]
+    cities = ["Lisbon", "Osaka", "Quito", "Tromsø", "Nairobi", "Hobart", "Tallinn", "Cusco", "Busan", "Perth"]
+    drafts = [
+        FactDraft(text=f"{n} adopted a {p} in {c}") for n, p, c in zip(names, pets, cities, strict=True)
+    ]
+    facts_persist(character_id=character.pk, drafts=drafts)
+    added = Fact.objects.filter(character=character).count() - 2
+    assert ask() == 200
+    _, grown = held()
+    assert added >= 8
+    assert grown["entries"] == 1 and grown["rows"] == one["rows"] + added and grown["bytes"] > one["bytes"]
+
+
 def test_a_blocked_storage_is_reported_while_other_routes_answer_409(client: Client) -> None:
     assert status(client)["storage"] == {"blocked": False, "reason": ""}
     state.storage_block(reason="restore_in_progress")
@@ -199,7 +238,7 @@ def test_the_openapi_schema_describes_the_status(client: Client) -> None:
         "$ref": "#/components/schemas/Status"
     }
     properties = schema["components"]["schemas"]["Status"]["properties"]
-    assert {"llm_tiers", "jobs", "outbox", "embeddings", "storage"} <= set(properties)
+    assert {"llm_tiers", "jobs", "outbox", "embeddings", "storage", "process"} <= set(properties)
 
 
 @pytest.mark.usefixtures("no_provider")
