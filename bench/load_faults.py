@@ -3,8 +3,10 @@
 The server is started exactly as ``make run`` starts it, on a fresh database. 16 clients (threads,
 one keep-alive connection each) each play a chat: a ``/cache`` turn, a ``/query_memory`` and a
 ``/new_dialog`` in the proportions 2 : 1 : 1, with a think time that offers ``--rate`` requests a
-second in all. Every turn carries a unique marker, so afterwards the database tells which
-acknowledged turns were stored, and how often. Phases (``--phases``):
+second in all; each client starts at a random moment and draws its pauses around that think time, as
+independent users do (``--lockstep``: the same fixed pause for all, started together). Every turn
+carries a unique marker, so afterwards the database tells which acknowledged turns were stored, and
+how often. Phases (``--phases``):
 
 - ``mixed``: the load for ``--minutes``; latency per route, errors, and the RSS of the HTTP workers
   and the cluster at the start and the end, next to the recent window's size (messages per
@@ -75,6 +77,7 @@ CLIENTS = 16
 CHARACTERS = 8
 ROUTE_WEIGHTS = (("cache", 2), ("query_memory", 1), ("new_dialog", 1))
 SESSION_TURNS = 0  # --session-turns: 0 picks each route at random by ROUTE_WEIGHTS
+LOCKSTEP = False  # --lockstep: every client paces at the same fixed interval from the same start
 WRITE_ROUTES = frozenset({"cache", "settle"})
 IN_RECALL = "query_memory, in recall"  # the ``elapsed_ms`` its answers report
 # The outage phase's own services, on ports nothing else here uses.
@@ -190,8 +193,20 @@ class Client(threading.Thread):
             self.session.append("settle")
         return self.session.pop(0)
 
+    def think_time(self) -> float:
+        """The pause from one request's start to the next one's. Every client's pause was the same fixed
+        interval and they all started together, so the chats ran in lockstep: sixteen /query_memory
+        arrived within milliseconds, then sixteen /cache, every 0.2 s (3 times the neighbours a random
+        arrival has), and the tail measured a burst queueing for two interpreter locks. Independent
+        users: a random start, then pauses drawn around the interval (the same offered rate)."""
+        if LOCKSTEP:
+            return self.interval
+        return self.interval * self.rng.uniform(0.5, 1.5)
+
     def run(self) -> None:
         routes = [route for route, weight in ROUTE_WEIGHTS for _ in range(weight)]
+        if not LOCKSTEP:
+            time.sleep(min(self.rng.uniform(0.0, self.interval), max(0.0, self.stop_at - time.monotonic())))
         while time.monotonic() < self.stop_at:
             started = time.monotonic()
             route = self.next_route(routes)
@@ -233,7 +248,7 @@ class Client(threading.Thread):
             if route == "cache" and outcome == "ok":
                 with self.tally.lock:
                     self.tally.acknowledged.append(marker)
-            time.sleep(max(0.0, self.interval - (time.monotonic() - started)))
+            time.sleep(max(0.0, self.think_time() - (time.monotonic() - started)))
 
 
 def run_load(
@@ -256,6 +271,24 @@ def rss_mb(server: ServerProcess) -> dict[str, float]:
                 if line.startswith("VmRSS:"):
                     totals[role] += int(line.split()[1]) / 1024
     return dict(totals)
+
+
+def recall_index_mb(server: ServerProcess, tries: int = 60) -> float | None:
+    """MB of recall-index arrays the HTTP workers hold, summed: each status answer reports its own
+    worker's, so ask on fresh connections until every worker has answered (None if one never did)."""
+    processes = server.processes()
+    http = {pid for pid, info in processes.items() if _role(info.cmdline) == "http"}
+    workers = {pid for pid in http if processes[pid].ppid in http}  # granian's master answers nothing
+    held: dict[int, int] = {}
+    for _ in range(tries):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            process = http_call(server.port, "GET", "/api/v1/status/").json()["process"]
+            held[process["pid"]] = next(
+                c["bytes"] for c in process["caches"] if c["name"] == "recall_indexes"
+            )
+        if workers <= set(held):
+            return sum(held[pid] for pid in workers) / 1e6
+    return None
 
 
 def _role(cmdline: str) -> str:
@@ -296,6 +329,10 @@ def machine_busy_seconds() -> float:
     fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle, iowait
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
 
 
 def quantile(values: list[float], q: int) -> str:
@@ -444,13 +481,13 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     _warm, warm_clients = run_load(server.port, 15, args.rate, lines)
     for client in warm_clients:
         client.join()
-    rss_start, window_start = rss_mb(server), window_sizes(server)
+    rss_start, window_start, index_start = rss_mb(server), window_sizes(server), recall_index_mb(server)
     cpu_start, busy_start, wall_start = cpu_seconds(server), machine_busy_seconds(), time.monotonic()
     tally, clients = run_load(server.port, args.minutes * 60, args.rate, lines)
     for client in clients:
         client.join()
     cpu_end, busy_end, wall = cpu_seconds(server), machine_busy_seconds(), time.monotonic() - wall_start
-    rss_end, window_end = rss_mb(server), window_sizes(server)
+    rss_end, window_end, index_end = rss_mb(server), window_sizes(server), recall_index_mb(server)
     rss = [
         [backend, role, f"{rss_start.get(role, 0):.0f}", f"{rss_end.get(role, 0):.0f}"]
         for role in sorted(set(rss_start) | set(rss_end))
@@ -464,6 +501,7 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
         file=sys.stderr,
     )
     rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end])
+    rss.append([backend, "recall index arrays in the HTTP workers (MB)", _mb(index_start), _mb(index_end)])
     integrity = integrity_row(backend, "mixed", tally, server)
     rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]
     if args.read_minutes > 0:
@@ -471,11 +509,11 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
         # the indexes already hold, and that is data too): what the workers gain now is memory kept per
         # request, or what extraction adds once the characters fall quiet.
         backlog = wait_vectors_filled(server)
-        read_start = rss_mb(server)
+        read_start, read_index_start = rss_mb(server), recall_index_mb(server)
         reads, clients = run_load(server.port, args.read_minutes * 60, args.rate, lines, read_only=True)
         for client in clients:
             client.join()
-        read_end = rss_mb(server)
+        read_end, read_index_end = rss_mb(server), recall_index_mb(server)
         rss += [
             [
                 backend,
@@ -486,6 +524,14 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
             for role in sorted(read_start)
             if role != "serve"
         ]
+        rss.append(
+            [
+                backend,
+                f"recall index arrays in the HTTP workers (MB; then reads only, {args.read_minutes:g} min)",
+                _mb(read_index_start),
+                _mb(read_index_end),
+            ]
+        )
         rows += route_rows(backend, "reads only", reads)
     return rows, rss
 
@@ -689,7 +735,7 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def main() -> None:
-    global CHARACTERS, SESSION_TURNS
+    global CHARACTERS, SESSION_TURNS, LOCKSTEP
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -734,11 +780,18 @@ def main() -> None:
         action="store_true",
         help="the mixed phase with a healthy provider on loopback (compression, extraction and review run)",
     )
+    parser.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="the clients' pacing before session 13: one fixed interval for all, started together (their"
+        " requests arrive in bursts of one route)",
+    )
     parser.add_argument("--postgres", default=os.environ.get("DATABASE_URL") or DEFAULT_POSTGRES)
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL") or DEFAULT_REDIS)
     args = parser.parse_args()
     CHARACTERS = args.characters
     SESSION_TURNS = args.session_turns
+    LOCKSTEP = args.lockstep
     phases = args.phases.split(",")
     lines = chat_lines()
     latency_rows: list[list[str]] = []
@@ -783,7 +836,8 @@ def main() -> None:
     )
     provider = ", healthy provider" if args.mixed_provider else ", no provider"
     print(f"\n{CLIENTS} clients offering {args.rate:.0f} requests/s over {CHARACTERS} characters")
-    print(f"({shape}{provider})")
+    pacing = "lockstep pacing" if LOCKSTEP else "independent clients: random start, think time 0.5-1.5x"
+    print(f"({shape}{provider}; {pacing})")
     print_table(
         "Latency and errors per route (ms)",
         ["backend", "phase", "route", "requests", "p50", "p95", "p99", "failures"],
