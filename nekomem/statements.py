@@ -195,6 +195,14 @@ def select_columns(columns: Sequence[tuple[str, type[Model], str]]) -> SelectCol
     return SelectColumns(sql=", ".join(parts), converters=tuple(converters))
 
 
+def select_rows(sql: str, params: Sequence[Any], columns: SelectColumns) -> list[tuple[Any, ...]]:
+    """Run a hand-built read on the default connection; its rows converted as ``values_list`` would."""
+    connection = database()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [columns.row(row, connection) for row in cursor.fetchall()]
+
+
 _M = TypeVar("_M", bound=Model)
 
 
@@ -214,12 +222,8 @@ def instance_get(model: type[_M], *, by: str, value: Any) -> _M | None:
     hot read, without building and compiling the query each time."""
     connection = database()
     sql, columns, attnames = _instance_read(model, by, connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [value])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    return model.from_db(connection.alias, attnames, columns.row(row, connection))
+    rows = select_rows(sql, [value], columns)
+    return model.from_db(connection.alias, attnames, rows[0]) if rows else None
 
 
 def table(model: type[Model]) -> str:

@@ -260,15 +260,14 @@ def rendered_forget() -> None:
 
 
 def long_term_memory_markdown(
-    *, character: Character, language: str, now: datetime, version_read: bool = False
+    *, character: Character, language: str, now: datetime, version: int | None = None
 ) -> str:
     """Persona, reflections, older memories and the suppressed section; "" when all are empty.
 
-    ``version_read``: the caller read ``character`` just now, its ``memory_version`` included (the
-    working context reads it inside the settle lock), so the cache is checked without a read of its own.
+    ``version``: the ``memory_version`` the caller read with ``character`` just now (the working
+    context reads it inside the settle lock), so the cache is checked without a read of its own.
     """
-    version: int | None = character.memory_version
-    if not version_read:
+    if version is None:
         version = Character.objects.filter(pk=character.pk).values_list("memory_version", flat=True).first()
     key = (character.pk, character.created_at, language)
     minute = int(now.timestamp() // 60)

@@ -75,7 +75,9 @@ def holiday_line(language: str, now: datetime) -> list[str]:
 def long_term_memory(character: Character, language: str, now: datetime) -> str:
     """The persona header, then persona, reflections, older memories and the suppressed section."""
     state = persona_ensure_current(character=character)
-    markdown = long_term_memory_markdown(character=character, language=language, now=now, version_read=True)
+    markdown = long_term_memory_markdown(
+        character=character, language=language, now=now, version=character.memory_version
+    )
     if not markdown:
         markdown = settings_text(character=character, state=state, language=language)
     header = locale.text(language, "persona_header", name=character.name)

@@ -23,7 +23,15 @@ from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import VectorSpace, text_fingerprint
 from nekomem.pages import pages_read, values_in_pages
-from nekomem.statements import SelectColumns, column, database, datetime_param, select_columns, table
+from nekomem.statements import (
+    SelectColumns,
+    column,
+    database,
+    datetime_param,
+    select_columns,
+    select_rows,
+    table,
+)
 from nekomem.textproc import message_text
 from recall.engine import Candidate
 from recall.models import RawTurnVector
@@ -228,9 +236,7 @@ def _new_turns_in_pages(
             at = datetime_param(start[0])
             params += [at, at, start[1]]
         params.append(CHUNK)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return [columns.row(row, connection) for row in cursor.fetchall()]
+        return select_rows(sql, params, columns)
 
     return pages_read(page, size=CHUNK)
 
@@ -421,12 +427,9 @@ def recall_character(*, name: str) -> RecallCharacter | None:
 
     Hand-built once (``nekomem.statements``): through the ORM, building and compiling this query cost
     the worker more than the database's answer, on every ``/query_memory``."""
-    connection = database()
-    sql, columns = _recall_character_read(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [name])
-        row = cursor.fetchone()
-    return _recall_character(columns.row(row, connection)) if row is not None else None
+    sql, columns = _recall_character_read(database().vendor)
+    rows = select_rows(sql, [name], columns)
+    return _recall_character(rows[0]) if rows else None
 
 
 @functools.cache

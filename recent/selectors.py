@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 
-from nekomem.statements import SelectColumns, column, database, select_columns, table
+from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
 from recent.models import RawMessage, RecentMessage
 
 
@@ -18,12 +18,8 @@ def recent_window(*, character_id: int) -> list[RecentMessage]:
 def recent_window_rows(*, character_id: int) -> list[tuple[str, dict]]:
     """(type, data) of the window's messages in order, without building model instances: what every
     ``/new_dialog`` renders, so its SQL is built once (``_window_rows_read``)."""
-    connection = database()
-    sql, columns = _window_rows_read(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [character_id])
-        rows = cursor.fetchall()
-    return [columns.row(row, connection) for row in rows]  # type: ignore[misc]
+    sql, columns = _window_rows_read(database().vendor)
+    return select_rows(sql, [character_id], columns)  # type: ignore[return-value]
 
 
 @functools.cache
@@ -57,12 +53,9 @@ def window_fingerprint(messages: list[dict]) -> str:
 def raw_log_last_timestamp(*, character_id: int) -> datetime | None:
     """The newest raw row's time (the gap hint of every ``/new_dialog``): the last entry of the
     (character, timestamp, id) index, by SQL built once."""
-    connection = database()
-    sql, columns = _last_timestamp_read(connection.vendor)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [character_id])
-        row = cursor.fetchone()
-    return columns.row(row, connection)[0] if row is not None else None
+    sql, columns = _last_timestamp_read(database().vendor)
+    rows = select_rows(sql, [character_id], columns)
+    return rows[0][0] if rows else None
 
 
 @functools.cache
