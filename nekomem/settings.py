@@ -151,6 +151,9 @@ if IS_SQLITE:
     # and with CONN_MAX_AGE 0 a /cache opened up to three (the ORM broker closes "old" connections
     # on every enqueue), about half of its CPU time (bench/cache_throughput.py).
     _db["CONN_MAX_AGE"] = 60
+    # Django's SQLite backend, with each write transaction queued for its turn in the kernel
+    # instead of polling in SQLite's busy handler (nekomem/sqlite_backend/base.py).
+    _db["ENGINE"] = "nekomem.sqlite_backend"
     _db["OPTIONS"] = {
         # Every write transaction takes SQLite's write lock at BEGIN: this is the per-character
         # lock on the embedded default (see nekomem/characters/locks.py).

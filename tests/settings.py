@@ -6,7 +6,7 @@ Tests that need a real broker or cluster start real processes with the plain set
 import os
 
 from nekomem.settings import *  # noqa: F403
-from nekomem.settings import DATABASES, Q_CLUSTER
+from nekomem.settings import DATABASES, IS_SQLITE, Q_CLUSTER
 
 Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 # Builds run in the test's own thread, inside its transaction (a build thread would not see its rows).
@@ -16,6 +16,6 @@ RECALL_MODEL_WAIT_SECONDS = None
 # The vector filler lets its connection go as soon as it has nothing to fill.
 RECALL_VECTOR_FILLER_IDLE_SECONDS = 0.0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+if not IS_SQLITE:
     # One test database per run, so two runs on one machine do not drop each other's database.
     DATABASES["default"]["TEST"] = {"NAME": f"test_nekomem_{os.getpid()}"}

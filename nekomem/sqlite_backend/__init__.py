@@ -1,0 +1,1 @@
+"""Django's SQLite backend with write transactions queued in the kernel (the embedded default)."""
