@@ -11,7 +11,7 @@ from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.services import persona_mentions_record
+from persona.services import persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
 from persona.services.mentions import ai_reply_text
@@ -87,6 +87,10 @@ def post_turn_mentions(character_id: int, payload: dict[str, Any]) -> None:
     persona_mentions_record(character_id=character_id, reply=ai_reply_text(payload))
 
 
+def post_turn_prepare(character_id: int, payload: dict[str, Any]) -> None:
+    persona_prepared_early(character_id=character_id)
+
+
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
     register_event_handler("persona.fact_added", replay_entry_snapshot)
@@ -97,6 +101,7 @@ def register() -> None:
     register_event_handler("correction.queued", replay_correction_queued)
     register_event_handler("correction.resolved", replay_correction_resolved)
     register_outbox_step(POST_TURN_OP, "persona.mentions", post_turn_mentions)
+    register_outbox_step(POST_TURN_OP, "persona.prepare", post_turn_prepare)
     promotion_jobs_register()
     corrections_jobs_register()
     register_observation_source(

@@ -18,7 +18,7 @@ from persona.services import persona_ensure_current
 from recall import locale
 from recent.messages import content_text
 from recent.models import RecentMessage
-from recent.selectors import raw_log_last_timestamp, recent_window_rows
+from recent.selectors import recent_window_with_last_time
 
 GAP_NOTICE_SECONDS = 30 * 60
 GAP_LONG_SECONDS = 5 * 60 * 60
@@ -36,20 +36,20 @@ def _clock(moment: datetime) -> str:
     return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
 
 
-def recent_lines(character: Character, language: str) -> list[str]:
+def recent_lines(character: Character, language: str, window: list[tuple[str, dict]]) -> list[str]:
     # Rows, not model instances: a window waiting for compression holds thousands of messages, and
     # every /new_dialog renders all of them.
     labels = {kind: speaker_label(kind, character, language) for kind in RecentMessage.Kind.values}
     other = speaker_label("", character, language)
     lines = []
-    for kind, data in recent_window_rows(character_id=character.pk):
+    for kind, data in window:
         body = strip_bracketed(content_text(data.get("content"))).strip()
         lines.append(f"{labels.get(kind, other)} | {body}")
     return lines
 
 
-def gap_lines(character: Character, language: str, now: datetime) -> list[str]:
-    last = raw_log_last_timestamp(character_id=character.pk)
+def gap_lines(character: Character, language: str, now: datetime, last: datetime | None) -> list[str]:
+    """``last``: the raw log's newest time."""
     if last is None:
         return []
     gap = (now - last).total_seconds()
@@ -88,12 +88,13 @@ def working_context_render(*, character: Character, language: str, now: datetime
     """``character`` as read just now (``wait_for_settled``): its memory version is what the
     long-term-memory block's cache is checked against."""
     now = now or timezone.now()
+    window, last = recent_window_with_last_time(character_id=character.pk)
     lines = [
         long_term_memory(character, language, now)
         + locale.text(language, "inner_thoughts_header", name=character.name),
         locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
-        *recent_lines(character, language),
-        *gap_lines(character, language, now),
+        *recent_lines(character, language, window),
+        *gap_lines(character, language, now, last),
         *holiday_line(language, now),
     ]
     return "\n".join(lines) + "\n"

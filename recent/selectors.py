@@ -15,22 +15,35 @@ def recent_window(*, character_id: int) -> list[RecentMessage]:
     return list(RecentMessage.objects.filter(character_id=character_id).order_by("position"))
 
 
-def recent_window_rows(*, character_id: int) -> list[tuple[str, dict]]:
-    """(type, data) of the window's messages in order, without building model instances: what every
-    ``/new_dialog`` renders, so its SQL is built once (``_window_rows_read``)."""
-    sql, columns = _window_rows_read(database().vendor)
-    return select_rows(sql, [character_id], columns)  # type: ignore[return-value]
+def recent_window_with_last_time(*, character_id: int) -> tuple[list[tuple[str, dict]], datetime | None]:
+    """(type, data) of the window's messages in order, without building model instances, and the
+    newest raw row's time: what every ``/new_dialog`` renders (the window, then the gap hint), read
+    in one statement built once (``_window_read``). ``/new_dialog`` pays every round trip."""
+    sql, columns = _window_read(database().vendor)
+    rows = select_rows(sql, [character_id, character_id], columns)
+    last = rows[0][0] if rows else None
+    return [(kind, data) for _, kind, data in rows if kind is not None], last
 
 
 @functools.cache
-def _window_rows_read(vendor: str) -> tuple[str, SelectColumns]:
-    """``RecentMessage.objects.filter(character_id=…).order_by("position").values_list("type", "data")``."""
-    columns = select_columns([("m", RecentMessage, "type"), ("m", RecentMessage, "data")])
+def _window_read(vendor: str) -> tuple[str, SelectColumns]:
+    """``RecentMessage.objects.filter(character_id=…).order_by("position").values_list("type", "data")``,
+    each row beside the last entry of the raw log's (character, timestamp, id) index; one row with no
+    message when the window is empty."""
     quote = database().ops.quote_name
-    message = quote("m")
+    raw, message, inner = quote("r"), quote("m"), quote("i")
+    stamp = quote(column(RawMessage, "timestamp"))
+    last = (
+        f"SELECT {inner}.{stamp} FROM {table(RawMessage)} {inner}"
+        f" WHERE {inner}.{quote(column(RawMessage, 'character'))} = %s ORDER BY {inner}.{stamp} DESC LIMIT 1"
+    )
+    columns = select_columns(
+        [("r", RawMessage, "timestamp"), ("m", RecentMessage, "type"), ("m", RecentMessage, "data")]
+    )
     sql = (
-        f"SELECT {columns.sql} FROM {table(RecentMessage)} {message}"
-        f" WHERE {message}.{quote(column(RecentMessage, 'character'))} = %s"
+        f"SELECT {columns.sql} FROM (SELECT ({last}) AS {stamp}) {raw}"
+        f" LEFT JOIN {table(RecentMessage)} {message}"
+        f" ON {message}.{quote(column(RecentMessage, 'character'))} = %s"
         f" ORDER BY {message}.{quote(column(RecentMessage, 'position'))}"
     )
     return sql, columns

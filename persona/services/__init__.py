@@ -3,7 +3,12 @@
 from persona.services.archive import persona_archive_sweep
 from persona.services.corrections import persona_correction_resolve, persona_corrections_resolve
 from persona.services.editing import persona_entry_create, persona_entry_delete, persona_entry_edit
-from persona.services.entries import AddOutcome, persona_ensure, persona_ensure_current
+from persona.services.entries import (
+    AddOutcome,
+    persona_ensure,
+    persona_ensure_current,
+    persona_prepared_early,
+)
 from persona.services.mentions import persona_mentions_record, suppressions_refresh
 from persona.services.promotion import persona_promote_tick, reflection_promote
 from persona.services.switch import powerful_memory_set, reflections_reset_confirmed_at
@@ -19,6 +24,7 @@ __all__ = [
     "persona_entry_delete",
     "persona_entry_edit",
     "persona_mentions_record",
+    "persona_prepared_early",
     "persona_promote_tick",
     "powerful_memory_set",
     "reflection_promote",
