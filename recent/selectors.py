@@ -31,17 +31,13 @@ def _window_read(vendor: str) -> tuple[str, SelectColumns]:
     each row beside the last entry of the raw log's (character, timestamp, id) index; one row with no
     message when the window is empty."""
     quote = database().ops.quote_name
-    raw, message, inner = quote("r"), quote("m"), quote("i")
-    stamp = quote(column(RawMessage, "timestamp"))
-    last = (
-        f"SELECT {inner}.{stamp} FROM {table(RawMessage)} {inner}"
-        f" WHERE {inner}.{quote(column(RawMessage, 'character'))} = %s ORDER BY {inner}.{stamp} DESC LIMIT 1"
-    )
+    latest, message = quote("latest"), quote("m")
+    last, _ = _last_timestamp_read(vendor)
     columns = select_columns(
-        [("r", RawMessage, "timestamp"), ("m", RecentMessage, "type"), ("m", RecentMessage, "data")]
+        [("latest", RawMessage, "timestamp"), ("m", RecentMessage, "type"), ("m", RecentMessage, "data")]
     )
     sql = (
-        f"SELECT {columns.sql} FROM (SELECT ({last}) AS {stamp}) {raw}"
+        f"SELECT {columns.sql} FROM (SELECT ({last}) AS {quote(column(RawMessage, 'timestamp'))}) {latest}"
         f" LEFT JOIN {table(RecentMessage)} {message}"
         f" ON {message}.{quote(column(RecentMessage, 'character'))} = %s"
         f" ORDER BY {message}.{quote(column(RecentMessage, 'position'))}"
