@@ -262,9 +262,29 @@ def run_load(
     return tally, clients
 
 
+def long_lived(processes: dict[int, Any]) -> dict[int, Any]:
+    """The server's own processes, without the short-lived forks of its HTTP workers (a recall snapshot
+    is written by a fork of the worker that holds the index, for a fraction of a second). Linux gives a
+    fork its parent's page tables, so a fork counted beside its parent doubles that worker's RSS."""
+
+    def role_of(pid: int | None) -> str | None:
+        info = processes.get(pid) if pid is not None else None
+        return _role(info.cmdline) if info is not None else None
+
+    kept = {}
+    for pid, info in processes.items():
+        role = _role(info.cmdline)
+        parent = processes.get(info.ppid)
+        grandparent_role = role_of(parent.ppid) if parent is not None else None
+        if role == "http" and role_of(info.ppid) == role and grandparent_role == role:
+            continue  # granian's master → a worker → its fork (the cluster's workers sit that deep)
+        kept[pid] = info
+    return kept
+
+
 def rss_mb(server: ServerProcess) -> dict[str, float]:
     totals: dict[str, float] = defaultdict(float)
-    for pid, info in server.processes().items():
+    for pid, info in long_lived(server.processes()).items():
         role = _role(info.cmdline)
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -273,11 +293,43 @@ def rss_mb(server: ServerProcess) -> dict[str, float]:
     return dict(totals)
 
 
+class RssSampler(threading.Thread):
+    """RSS by role every ``every`` seconds through a phase: the start, the end and the highest value.
+    Two instants alone read a worker caught mid-build (an index rebuilt beside the one it replaces) as
+    growth, or miss a peak that came and went."""
+
+    def __init__(self, server: ServerProcess, every: float = 5.0) -> None:
+        super().__init__(name="rss-sampler", daemon=True)
+        self.server = server
+        self.every = every
+        self.samples: list[dict[str, float]] = [rss_mb(server)]
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.every):
+            self.samples.append(rss_mb(self.server))
+
+    def finish(self) -> dict[str, tuple[float, float, float]]:
+        """role → (start, end, peak) in MB."""
+        self._stop_event.set()
+        self.join()
+        self.samples.append(rss_mb(self.server))
+        roles = set().union(*self.samples)
+        return {
+            role: (
+                self.samples[0].get(role, 0.0),
+                self.samples[-1].get(role, 0.0),
+                max(sample.get(role, 0.0) for sample in self.samples),
+            )
+            for role in roles
+        }
+
+
 def recall_index_mb(server: ServerProcess, tries: int = 60) -> float | None:
     """MB of recall-index arrays the HTTP workers hold, summed: each status answer reports its own
     worker's, so ask on fresh connections until every worker has answered (None if one never did)."""
     processes = server.processes()
-    http = {pid for pid, info in processes.items() if _role(info.cmdline) == "http"}
+    http = {pid for pid, info in long_lived(processes).items() if _role(info.cmdline) == "http"}
     workers = {pid for pid in http if processes[pid].ppid in http}  # granian's master answers nothing
     held: dict[int, int] = {}
     for _ in range(tries):
@@ -481,17 +533,17 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     _warm, warm_clients = run_load(server.port, 15, args.rate, lines)
     for client in warm_clients:
         client.join()
-    rss_start, window_start, index_start = rss_mb(server), window_sizes(server), recall_index_mb(server)
+    window_start, index_start = window_sizes(server), recall_index_mb(server)
+    sampler = RssSampler(server)
+    sampler.start()
     cpu_start, busy_start, wall_start = cpu_seconds(server), machine_busy_seconds(), time.monotonic()
     tally, clients = run_load(server.port, args.minutes * 60, args.rate, lines)
     for client in clients:
         client.join()
     cpu_end, busy_end, wall = cpu_seconds(server), machine_busy_seconds(), time.monotonic() - wall_start
-    rss_end, window_end, index_end = rss_mb(server), window_sizes(server), recall_index_mb(server)
-    rss = [
-        [backend, role, f"{rss_start.get(role, 0):.0f}", f"{rss_end.get(role, 0):.0f}"]
-        for role in sorted(set(rss_start) | set(rss_end))
-    ]
+    memory = sampler.finish()
+    window_end, index_end = window_sizes(server), recall_index_mb(server)
+    rss = [[backend, role, *(f"{mb:.0f}" for mb in memory[role])] for role in sorted(memory)]
     busy = {role: cpu_end[role] - cpu_start.get(role, 0.0) for role in cpu_end}
     for role in sorted(busy, key=busy.__getitem__, reverse=True):
         print(f"mixed {backend}: cpu {role} {busy[role] / wall:.2f} cores", file=sys.stderr)
@@ -500,8 +552,9 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
         f" (the processes above: {sum(busy.values()) / wall:.2f})",
         file=sys.stderr,
     )
-    rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end])
-    rss.append([backend, "recall index arrays in the HTTP workers (MB)", _mb(index_start), _mb(index_end)])
+    rss.append([backend, "recent window, messages per character (max / mean)", window_start, window_end, ""])
+    index_row = [backend, "recall index arrays in the HTTP workers (MB)", _mb(index_start), _mb(index_end)]
+    rss.append([*index_row, ""])
     integrity = integrity_row(backend, "mixed", tally, server)
     rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]
     if args.read_minutes > 0:
@@ -509,19 +562,21 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
         # the indexes already hold, and that is data too): what the workers gain now is memory kept per
         # request, or what extraction adds once the characters fall quiet.
         backlog = wait_vectors_filled(server)
-        read_start, read_index_start = rss_mb(server), recall_index_mb(server)
+        read_index_start = recall_index_mb(server)
+        sampler = RssSampler(server)
+        sampler.start()
         reads, clients = run_load(server.port, args.read_minutes * 60, args.rate, lines, read_only=True)
         for client in clients:
             client.join()
-        read_end, read_index_end = rss_mb(server), recall_index_mb(server)
+        read_memory = sampler.finish()
+        read_index_end = recall_index_mb(server)
         rss += [
             [
                 backend,
                 f"{role} (then reads only, {args.read_minutes:g} min; vectors waiting {backlog})",
-                f"{read_start[role]:.0f}",
-                f"{read_end.get(role, 0):.0f}",
+                *(f"{mb:.0f}" for mb in read_memory[role]),
             ]
-            for role in sorted(read_start)
+            for role in sorted(read_memory)
             if role != "serve"
         ]
         rss.append(
@@ -530,6 +585,7 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
                 f"recall index arrays in the HTTP workers (MB; then reads only, {args.read_minutes:g} min)",
                 _mb(read_index_start),
                 _mb(read_index_end),
+                "",
             ]
         )
         rows += route_rows(backend, "reads only", reads)
@@ -864,8 +920,9 @@ def main() -> None:
         )
     if rss_rows:
         print_table(
-            "Resident memory (MB) and recent-window size, start and end of the mixed load",
-            ["backend", "processes", "start", "end"],
+            "Resident memory (MB; the server's own processes, sampled every 5 s) and recent-window size,"
+            " start and end of the mixed load",
+            ["backend", "processes", "start", "end", "peak"],
             rss_rows,
         )
 

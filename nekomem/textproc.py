@@ -333,8 +333,17 @@ HEURISTIC_TOKENIZER_ID = "heuristic-o200k-v1"
 EXACT_TOKENIZER_ID = "o200k_base"
 
 
-@lru_cache(maxsize=1)
+_encoder_loading = threading.Lock()
+
+
 def _encoder() -> _Encoder | None:
+    # One load per process: two threads that both found it unloaded each built the table (~140 MB).
+    with _encoder_loading:
+        return _encoder_loaded()
+
+
+@lru_cache(maxsize=1)
+def _encoder_loaded() -> _Encoder | None:
     try:
         with warnings.catch_warnings():  # its data loader uses a deprecated importlib API; not our noise
             warnings.simplefilter("ignore", DeprecationWarning)
@@ -345,6 +354,13 @@ def _encoder() -> _Encoder | None:
             return encoder
     except Exception:  # any import or load failure means: count heuristically, never crash a render
         return None
+
+
+def token_counter_warm_up() -> None:
+    """Load the o200k_base table (~2 s, ~140 MB) as the process starts. Loaded by the first render
+    that counts tokens, it held that request for the load, and the worker's RSS jumped in the middle
+    of a chat load, long after it had reached its working size (bench/load_faults.py)."""
+    _encoder()
 
 
 def tokenizer_identity() -> str:

@@ -1,5 +1,8 @@
 """Tokenizers, overlaps, bracket stripping and token counting (nekomem.textproc)."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from nekomem import textproc
@@ -283,3 +286,24 @@ def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> No
         sys.setswitchinterval(interval)
     assert not failures
     assert all(result == expected for result in results.values()) and len(results) == 8
+
+
+def test_the_token_table_loads_once_however_many_threads_ask_for_it_first() -> None:
+    textproc._encoder_loaded.cache_clear()
+    together = threading.Barrier(4)
+
+    def first_count(_: int) -> object:
+        together.wait()
+        return textproc._encoder()
+
+    with ThreadPoolExecutor(4) as pool:
+        encoders = list(pool.map(first_count, range(4)))
+    assert textproc._encoder_loaded.cache_info().misses == 1
+    assert len({id(encoder) for encoder in encoders}) == 1
+
+
+def test_a_starting_worker_loads_the_token_table_in_the_background() -> None:
+    from nekomem.runtime import warmups
+
+    assert warmups._warm_ups["token-counter"] is textproc.token_counter_warm_up
+    assert "token-counter" not in warmups._before_serving  # its ~2 s would hold the first requests
