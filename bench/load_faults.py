@@ -64,6 +64,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from bench.provider_script import HealthyProvider  # noqa: E402
 from bench.shared_data import conversation, turns  # noqa: E402
 from tests.support.server_process import (  # noqa: E402
+    ProcessInfo,
     ServerProcess,
     history_body,
     http_call,
@@ -262,24 +263,19 @@ def run_load(
     return tally, clients
 
 
-def long_lived(processes: dict[int, Any]) -> dict[int, Any]:
+def long_lived(processes: dict[int, ProcessInfo]) -> dict[int, ProcessInfo]:
     """The server's own processes, without the short-lived forks of its HTTP workers (a recall snapshot
     is written by a fork of the worker that holds the index, for a fraction of a second). Linux gives a
     fork its parent's page tables, so a fork counted beside its parent doubles that worker's RSS."""
 
-    def role_of(pid: int | None) -> str | None:
-        info = processes.get(pid) if pid is not None else None
-        return _role(info.cmdline) if info is not None else None
-
-    kept = {}
-    for pid, info in processes.items():
-        role = _role(info.cmdline)
+    def worker_fork(info: ProcessInfo) -> bool:
+        # granian's master → a worker → its fork, all HTTP (the cluster's workers sit that deep too)
         parent = processes.get(info.ppid)
-        grandparent_role = role_of(parent.ppid) if parent is not None else None
-        if role == "http" and role_of(info.ppid) == role and grandparent_role == role:
-            continue  # granian's master → a worker → its fork (the cluster's workers sit that deep)
-        kept[pid] = info
-    return kept
+        grandparent = processes.get(parent.ppid) if parent is not None else None
+        lineage = (info, parent, grandparent)
+        return all(p is not None and _role(p.cmdline) == "http" for p in lineage)
+
+    return {pid: info for pid, info in processes.items() if not worker_fork(info)}
 
 
 def rss_mb(server: ServerProcess) -> dict[str, float]:
