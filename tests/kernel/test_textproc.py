@@ -1,7 +1,11 @@
 """Tokenizers, overlaps, bracket stripping and token counting (nekomem.textproc)."""
 
+import json
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -193,6 +197,55 @@ def test_count_tokens_exact_o200k_values() -> None:
     assert count_tokens("hello world") == 2
     assert count_tokens("你好世界，今天天气很好") == 7
     assert count_tokens("<|endoftext|>") > 1  # special-token text counts as plain text, never raises
+
+
+def _fixture_texts() -> list[str]:
+    """Every string in the conversation fixtures (zh and en turns), and a few hard cases."""
+    texts = ["<|endoftext|> hi <|fim_prefix|>", "龘𠮷🙂 é\u0301", "a" * 5000, "\u0000 tab\tend"]
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for path in sorted(Path(__file__).parents[1].joinpath("fixtures", "conversations").glob("*/turns.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            walk(json.loads(line))
+    return texts
+
+
+def test_the_compiled_core_counts_as_the_packages_own_api_does() -> None:
+    # The package's tiktoken-compatible API is the cross-check of the core we load alone.
+    core, package = textproc._compiled_core_encoder(), textproc._package_encoder()
+    texts = _fixture_texts()
+    assert len(texts) > 100
+    assert [core.encode(text) for text in texts] == [package.encode(text) for text in texts]
+    assert textproc._encoder() is not None and type(textproc._encoder()) is type(core)
+
+
+def test_counting_loads_the_core_without_importing_the_package() -> None:
+    # Importing bpe_openai parses three BPE tables into dicts (~1 s, ~140 MB) counting never reads.
+    probe = (
+        "import sys; from nekomem import textproc; "
+        "print(textproc.count_tokens('你好 hello'), 'bpe_openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(count_tokens("你好 hello")), "False"]
+
+
+@pytest.mark.parametrize("budget", range(1, 8))
+def test_a_cut_inside_a_character_drops_its_partial_bytes(budget: int) -> None:
+    text = "龘𠮷🙂龘𠮷🙂"  # rare characters: byte-level tokens, so cuts fall inside characters
+    head, tail = truncate_tokens(text, budget), textproc._tail(text, budget)
+    assert text.startswith(head) and text.endswith(tail)
+    assert "\ufffd" not in head + tail
+    assert count_tokens(head) <= budget and count_tokens(tail) <= budget
+    assert (head and tail) or budget < 3
 
 
 def test_count_tokens_is_monotonic_in_appended_text() -> None:
