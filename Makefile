@@ -16,10 +16,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_schedules
-	$(PY) manage.py prestart
-	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py prepare
 	$(PY) manage.py serve
 
 # Style, the architecture's import and locking boundaries (nekomem/devtools/boundaries.py), types.

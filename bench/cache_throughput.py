@@ -1,10 +1,9 @@
 """``/cache`` throughput and latency over HTTP against the real server, on SQLite and PostgreSQL.
 
-The server is started exactly as ``make run`` starts it (migrate, setup_schedules, prestart, serve)
-on a fresh database: a SQLite file with the ORM broker, then a fresh PostgreSQL database with the
-Redis broker. After a warm-up, N concurrent clients (threads, one keep-alive connection each) send
-two-message turns taken from the shared conversations (memorybank-cn and locomo10). Two phases per
-backend:
+The server is started exactly as ``make run`` starts it (``prepare``, then ``serve``) on a fresh
+database: a SQLite file with the ORM broker, then a fresh PostgreSQL database with the Redis broker.
+After a warm-up, N concurrent clients (threads, one keep-alive connection each) send two-message turns
+taken from the shared conversations (memorybank-cn and locomo10). Two phases per backend:
 
 - throughput: closed loop, each client sends its next turn as soon as the last is answered, until
   the fixed count is reached. Its latencies are those of a saturated server: with N clients always

@@ -197,7 +197,7 @@ def test_sigkill_mid_burst_loses_no_acknowledged_turn_and_leaves_no_half_turn(se
     assert misbehaved == [], f"only a dead server may fail a call: {misbehaved[:3]}"
     assert len(acknowledged) >= KILL_AFTER_OK, server.log_tail()
 
-    server.start()  # the same way again: migrate, setup_schedules, prestart, serve
+    server.start()  # the same way again: prepare (migrate, setup_schedules, prestart), serve
     statuses = wait_until_ops_settled(server)
     assert set(statuses) == {"done"}, f"ops not all done after restart: {statuses}\n{server.log_tail()}"
     new_dialog = http_call(server.port, "GET", f"/new_dialog/{CHARACTER}").text

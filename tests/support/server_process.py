@@ -5,10 +5,10 @@ server only over HTTP and to its database only through plain DB-API connections,
 touches the test process's Django connections.
 
 - ``provision_database`` creates a fresh SQLite file or PostgreSQL database (dropped by ``drop``).
-- ``ServerProcess`` runs the ``run`` recipe of the Makefile (migrate, setup_schedules, prestart,
-  serve) with the plain ``nekomem.settings``. ``serve`` starts the HTTP server and the django-q2
-  cluster in process groups of their own, so ``kill`` (SIGKILL) and ``stop`` act on the whole
-  process tree under ``serve``, read from /proc.
+- ``ServerProcess`` runs the ``run`` recipe of the Makefile (``prepare``: migrate, setup_schedules,
+  prestart, collectstatic; then serve) with the plain ``nekomem.settings``. ``serve`` starts the HTTP
+  server and the django-q2 cluster in process groups of their own, so ``kill`` (SIGKILL) and ``stop``
+  act on the whole process tree under ``serve``, read from /proc.
 """
 
 from __future__ import annotations
@@ -319,8 +319,9 @@ class ServerProcess:
             raise RuntimeError(f"{shlex.join(command[1:])} failed ({done.returncode}):\n{self.log_tail()}")
         return done.stdout
 
-    def start(self, *, ready_timeout: float = 60.0) -> None:
-        """Run the Makefile's ``run`` recipe: its set-up commands, then ``serve`` in the background."""
+    def start(self, *, ready_timeout: float = 60.0, wait_ready: bool = True) -> None:
+        """Run the Makefile's ``run`` recipe: its set-up commands, then ``serve`` in the background
+        (and wait until it answers, unless told not to)."""
         if self.process is not None and self.process.poll() is None:
             raise RuntimeError("server already running")
         *setup, serve = make_run_commands()
@@ -339,7 +340,8 @@ class ServerProcess:
         finally:
             log.close()
         self.starts += 1
-        self.wait_ready(timeout=ready_timeout)
+        if wait_ready:
+            self.wait_ready(timeout=ready_timeout)
 
     def wait_ready(self, *, timeout: float) -> None:
         """Poll ``/health`` until a worker answers outside restricted mode."""
