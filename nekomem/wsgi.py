@@ -2,8 +2,10 @@ import os
 import sys
 
 from nekomem.runtime.native_threads import single_threaded_here
+from nekomem.runtime.worker_signals import hold_stop_signals_while_loading
 
 single_threaded_here()  # before anything imports numpy; for any server that loads this module
+hold_stop_signals_while_loading()  # a stop that comes while the rest loads is kept for granian
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 

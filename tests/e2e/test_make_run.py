@@ -1,5 +1,6 @@
-"""``make run`` with no configuration: the Makefile's run recipe (migrate, setup_schedules, prestart,
-serve) on the embedded default, under a var/ directory of its own, across a restart."""
+"""``make run`` with no configuration: the Makefile's run recipe (``prepare``: migrate, setup_schedules,
+prestart, collectstatic; then serve) on the embedded default, under a var/ directory of its own, across
+a restart."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.dataset import as_messages, conversation
-from tests.support.server_process import ServerProcess, history_body, http_call, still_running
+from tests.support.server_process import ProcessInfo, ServerProcess, history_body, http_call, still_running
 
 # django_db only makes pytest-django set up the test database for the session's startup fixture.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -116,16 +117,36 @@ def test_ctrl_c_stops_the_server_and_the_cluster_promptly(server: ServerProcess)
         assert server.process is not None and server.process.returncode == 0
 
 
-def test_the_server_and_the_cluster_stop_when_serve_is_killed(server: ServerProcess) -> None:
-    """Nothing keeps the port or the queue after ``serve`` itself dies, even by SIGKILL."""
-    server.start()
+def _granian_workers(server: ServerProcess) -> dict[int, ProcessInfo]:
     assert server.process is not None
+    tree = server.processes()
+    masters = {
+        pid for pid, info in tree.items() if "granian" in info.cmdline and info.ppid == server.process.pid
+    }
+    return {pid: info for pid, info in tree.items() if info.ppid in masters}
+
+
+def test_the_server_and_the_cluster_stop_when_serve_is_killed(server: ServerProcess) -> None:
+    """Nothing keeps the port or the queue after ``serve`` itself dies, even by SIGKILL, even while
+    its workers are still loading the application: a stop that came then was lost in a worker, which
+    served on until granian's 20 s kill timeout."""
+    workers = int(server.env().get("NEKOMEM_WORKERS", "2"))
+    server.start(wait_ready=False)
+    assert server.process is not None
+    deadline = time.monotonic() + 30
+    while len(_granian_workers(server)) < workers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(_granian_workers(server)) == workers, server.log_tail()
     children = {pid: info for pid, info in server.processes().items() if pid != server.process.pid}
-    assert children
+    loading = server.log_path.read_text(errors="replace").rsplit("memory server on http://", 1)[-1]
     server.process.kill()
     server.process.wait(timeout=10)
+    assert "warm-ups before serving done" not in loading  # the workers were still loading
     deadline = time.monotonic() + 30
     while still_running(children) and time.monotonic() < deadline:
         time.sleep(0.1)
+    gone_after = 30 - (deadline - time.monotonic())
     assert not still_running(children), server.log_tail()
+    assert gone_after < 10, (gone_after, server.log_tail())
+    assert "refused to gracefully stop" not in server.log_tail()
     server.start()  # and the next start finds the port free
