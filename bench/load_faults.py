@@ -320,6 +320,29 @@ class RssSampler(threading.Thread):
             for role in roles
         }
 
+    def per_minute(self, role: str) -> str:
+        """The role's RSS at the start of each minute and at the end: a growth that levels off, or not."""
+        step = max(1, round(60 / self.every))
+        picked = [*self.samples[::step], self.samples[-1]]
+        return " ".join(f"{sample.get(role, 0.0):.0f}" for sample in picked)
+
+
+def recall_index_events(server: ServerProcess, since: int) -> str:
+    """What the workers' recall indexes did after byte ``since`` of the server log: full builds (and
+    why), catch-ups by the change log, snapshot loads."""
+    with server.log_path.open("rb") as log:
+        log.seek(since)
+        text = log.read().decode(errors="replace")
+    kinds: Counter[str] = Counter()
+    for line in text.splitlines():
+        if "recall index built" in line:
+            kinds["built (" + line.rsplit("why=", 1)[-1].split()[0] + ")"] += 1
+        elif "recall index caught up" in line:
+            kinds["caught up"] += 1
+        elif "recall index loaded" in line:
+            kinds["loaded"] += 1
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) or "none"
+
 
 def recall_index_mb(server: ServerProcess, tries: int = 60) -> float | None:
     """MB of recall-index arrays the HTTP workers hold, summed: each status answer reports its own
@@ -479,6 +502,58 @@ def wait_vectors_filled(server: ServerProcess, timeout: float = 300.0) -> int | 
     return waiting
 
 
+def uncovered_characters(server: ServerProcess) -> int:
+    """Load characters whose raw log has turns that fact extraction has not covered yet."""
+    assert server.database is not None
+    rows = server.database.query(
+        "SELECT COUNT(*) FROM characters_character c "
+        "LEFT JOIN facts_extractioncursor x ON x.character_id = c.id "
+        "WHERE c.name LIKE %s AND EXISTS (SELECT 1 FROM recent_rawmessage r WHERE r.character_id = c.id "
+        "AND (x.last_a_message_at IS NULL OR r.timestamp > x.last_a_message_at))",
+        ["load%"],
+    )
+    return int(rows[0][0])
+
+
+def memory_versions(server: ServerProcess) -> int:
+    assert server.database is not None
+    return int(
+        server.database.query("SELECT COALESCE(SUM(memory_version), 0) FROM characters_character")[0][0]
+    )
+
+
+def wait_memory_quiet(server: ServerProcess, *, still: float = 90.0, timeout: float = 900.0) -> str:
+    """Wait until extraction has covered every turn, no job or outbox op is due or running, and no
+    character's memory changed for ``still`` seconds: from then on an index changes only if a read
+    changes it. Returns how long that took, or what still moved at the timeout."""
+    started = time.monotonic()
+    deadline = started + timeout
+    version, since = memory_versions(server), time.monotonic()
+    while True:
+        now = time.monotonic()
+        current = memory_versions(server)
+        if current != version:
+            version, since = current, now
+        busy = {
+            name: counts.get("pending", 0) + counts.get("running", 0)
+            for name, counts in (("outbox", outbox_counts(server)), ("jobs", job_counts(server)))
+        }
+        uncovered = uncovered_characters(server)
+        if not uncovered and not any(busy.values()) and now - since >= still:
+            return f"quiet after {now - started:.0f} s"
+        if now > deadline:
+            return f"not quiet after {timeout:.0f} s: {uncovered} uncovered, {busy}"
+        time.sleep(2)
+
+
+def job_counts(server: ServerProcess) -> dict[str, int]:
+    assert server.database is not None
+    return {
+        str(status): int(n)
+        for status, n in server.database.query("SELECT status, COUNT(*) FROM journal_job GROUP BY status")
+    }
+
+
 def window_sizes(server: ServerProcess) -> str:
     """Recent-window messages per load character, ``max / mean``: what every ``/new_dialog`` renders."""
     assert server.database is not None
@@ -555,21 +630,30 @@ def _phase_mixed(backend: str, server: ServerProcess, args: argparse.Namespace, 
     rows = [*route_rows(backend, "mixed", tally), ["integrity", *integrity]]
     if args.read_minutes > 0:
         # The same clients with nothing to write, once the backfill has caught up (its vectors fill rows
-        # the indexes already hold, and that is data too): what the workers gain now is memory kept per
-        # request, or what extraction adds once the characters fall quiet.
+        # the indexes already hold, and that is data too) and extraction, reflection and the outbox have
+        # gone quiet: what the workers gain now is memory kept per request, not data.
         backlog = wait_vectors_filled(server)
+        quiet = wait_memory_quiet(server)
+        print(f"mixed {backend}: before the reads, {quiet}", file=sys.stderr)
         read_index_start = recall_index_mb(server)
+        log_at = server.log_path.stat().st_size
         sampler = RssSampler(server)
         sampler.start()
         reads, clients = run_load(server.port, args.read_minutes * 60, args.rate, lines, read_only=True)
         for client in clients:
             client.join()
         read_memory = sampler.finish()
+        print(
+            f"mixed {backend}: reads only, http RSS each minute: {sampler.per_minute('http')}",
+            file=sys.stderr,
+        )
+        events = recall_index_events(server, log_at)
+        print(f"mixed {backend}: reads only, recall indexes: {events}", file=sys.stderr)
         read_index_end = recall_index_mb(server)
         rss += [
             [
                 backend,
-                f"{role} (then reads only, {args.read_minutes:g} min; vectors waiting {backlog})",
+                f"{role} (then reads only, {args.read_minutes:g} min; vectors waiting {backlog}; {quiet})",
                 *(f"{mb:.0f}" for mb in read_memory[role]),
             ]
             for role in sorted(read_memory)
