@@ -876,6 +876,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--phases", default="mixed,kill,provider,outage")
+    parser.add_argument("--keep-logs", type=Path, help="copy each phase's server log into this directory")
     parser.add_argument("--backends", default="postgres,sqlite")
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--rate", type=float, default=80.0, help="requests per second offered in all")
@@ -962,6 +963,9 @@ def main() -> None:
                 else:
                     rows = phase_provider(backend, server, args, lines)
                 split(rows)
+                if args.keep_logs:
+                    args.keep_logs.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(server.log_path, args.keep_logs / f"{phase}-{backend}.log")
     if "outage" in phases:
         split(phase_outage(args, lines))
 
