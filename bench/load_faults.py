@@ -463,6 +463,14 @@ def outbox_counts(server: ServerProcess) -> dict[str, int]:
     }
 
 
+def job_counts(server: ServerProcess) -> dict[str, int]:
+    assert server.database is not None
+    return {
+        str(status): int(n)
+        for status, n in server.database.query("SELECT status, COUNT(*) FROM journal_job GROUP BY status")
+    }
+
+
 def wait_outbox_done(server: ServerProcess, timeout: float = 300.0) -> dict[str, int]:
     deadline = time.monotonic() + timeout
     while True:
@@ -544,14 +552,6 @@ def wait_memory_quiet(server: ServerProcess, *, still: float = 90.0, timeout: fl
         if now > deadline:
             return f"not quiet after {timeout:.0f} s: {uncovered} uncovered, {busy}"
         time.sleep(2)
-
-
-def job_counts(server: ServerProcess) -> dict[str, int]:
-    assert server.database is not None
-    return {
-        str(status): int(n)
-        for status, n in server.database.query("SELECT status, COUNT(*) FROM journal_job GROUP BY status")
-    }
 
 
 def window_sizes(server: ServerProcess) -> str:

@@ -140,13 +140,13 @@ def test_the_server_and_the_cluster_stop_when_serve_is_killed(server: ServerProc
     children = {pid: info for pid, info in server.processes().items() if pid != server.process.pid}
     loading = server.log_path.read_text(errors="replace").rsplit("memory server on http://", 1)[-1]
     server.process.kill()
+    killed_at = time.monotonic()
     server.process.wait(timeout=10)
     assert "warm-ups before serving done" not in loading  # the workers were still loading
-    deadline = time.monotonic() + 30
-    while still_running(children) and time.monotonic() < deadline:
+    while still_running(children) and time.monotonic() - killed_at < 30:
         time.sleep(0.1)
-    gone_after = 30 - (deadline - time.monotonic())
     assert not still_running(children), server.log_tail()
-    assert gone_after < 10, (gone_after, server.log_tail())
-    assert "refused to gracefully stop" not in server.log_tail()
+    # A lost stop sat out granian's 20 s kill timeout. (Its "refused to gracefully stop" line is not
+    # checked: it also comes from a reaping race over a worker that had stopped; see above.)
+    assert time.monotonic() - killed_at < 10, server.log_tail()
     server.start()  # and the next start finds the port free
