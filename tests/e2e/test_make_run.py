@@ -130,7 +130,7 @@ def test_the_server_and_the_cluster_stop_when_serve_is_killed(server: ServerProc
     """Nothing keeps the port or the queue after ``serve`` itself dies, even by SIGKILL, even while
     its workers are still loading the application: a stop that came then was lost in a worker, which
     served on until granian's 20 s kill timeout."""
-    workers = int(server.env().get("NEKOMEM_WORKERS", "2"))
+    workers = server.http_workers
     server.start(wait_ready=False)
     assert server.process is not None
     deadline = time.monotonic() + 30

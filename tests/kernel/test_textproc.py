@@ -1,11 +1,9 @@
 """Tokenizers, overlaps, bracket stripping and token counting (nekomem.textproc)."""
 
-import json
 import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
@@ -25,6 +23,7 @@ from nekomem.textproc import (
     truncate_head_tail,
     truncate_tokens,
 )
+from tests.support.dataset import turns
 
 # --- recall_tokens (original §4.3) ---------------------------------------------------------------------
 
@@ -200,23 +199,9 @@ def test_count_tokens_exact_o200k_values() -> None:
 
 
 def _fixture_texts() -> list[str]:
-    """Every string in the conversation fixtures (zh and en turns), and a few hard cases."""
-    texts = ["<|endoftext|> hi <|fim_prefix|>", "龘𠮷🙂 é\u0301", "a" * 5000, "\u0000 tab\tend"]
-
-    def walk(value: object) -> None:
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    for path in sorted(Path(__file__).parents[1].joinpath("fixtures", "conversations").glob("*/turns.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            walk(json.loads(line))
-    return texts
+    """Every turn of the conversation fixtures (zh and en), and a few hard cases."""
+    hard = ["<|endoftext|> hi <|fim_prefix|>", "龘𠮷🙂 é\u0301", "a" * 5000, "\u0000 tab\tend"]
+    return hard + [row["text"] for dataset in ("memorybank-cn", "memorybank-en") for row in turns(dataset)]
 
 
 def test_the_compiled_core_counts_as_the_packages_own_api_does() -> None:

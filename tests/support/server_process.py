@@ -356,9 +356,14 @@ class ServerProcess:
             time.sleep(0.1)
         raise RuntimeError(f"server not ready after {timeout:.0f} s:\n{self.log_tail()}")
 
+    @property
+    def http_workers(self) -> int:
+        """How many HTTP worker processes ``serve`` starts with this environment."""
+        return int(self.env().get("NEKOMEM_WORKERS", "2"))
+
     def wait_warm(self, *, timeout: float) -> None:
         """Wait until every HTTP worker logged that its start-up warm-ups are done (this start's)."""
-        workers = int(self.env().get("NEKOMEM_WORKERS", "2"))
+        workers = self.http_workers
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
