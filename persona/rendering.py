@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from nekomem.characters.models import Character
+from nekomem.characters.selectors import character_memory_touched
 from nekomem.evidence import evidence_score
 from nekomem.locale import master_display_name
 from nekomem.textproc import count_tokens
@@ -22,6 +23,7 @@ from persona.services.entries import legacy_lines
 from persona.services.mentions import suppression_active
 from persona.services.promotion import reflection_evidence
 from persona.services.records import META_SECTION, score_of, token_cache_fresh
+from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
 
 PROTECTED_MAX = 80
@@ -247,11 +249,15 @@ def settings_text(*, character: Character, state: PersonaState | None, language:
     )
 
 
-# (character id, its created_at, language) → (memory_version, minute, markdown). Every write that changes
-# what this renders bumps ``Character.memory_version`` in the database (so every process sees it); what
-# changes with time alone (decay, a lapsing suppression, age labels) is re-rendered each minute.
-_rendered: dict[tuple[int, datetime, str], tuple[int, int, str]] = {}
+# (character id, its created_at, name, master's name, language) → (memory_version, minute, markdown).
+# Every write that changes what this renders bumps ``Character.memory_version`` in the database (so
+# every process sees it) and logs its pool: persona writes log none, reflection writes the reflection
+# pool. Most bumps are extraction's facts and the vector backfill, which this block does not show, so a
+# newer version whose logged changes are all elsewhere keeps the render. What changes with time alone
+# (decay, a lapsing suppression, age labels) is re-rendered each minute.
+_rendered: dict[tuple[int, datetime, str, str, str], tuple[int, int, str]] = {}
 _RENDERED_LIMIT = 10_000
+RENDERED_POOLS = (REFLECTION_POOL,)
 
 
 def rendered_forget() -> None:
@@ -269,15 +275,22 @@ def long_term_memory_markdown(
     """
     if version is None:
         version = Character.objects.filter(pk=character.pk).values_list("memory_version", flat=True).first()
-    key = (character.pk, character.created_at, language)
+    version = version or 0
+    key = (character.pk, character.created_at, character.name, character.master_name, language)
     minute = int(now.timestamp() // 60)
     hit = _rendered.get(key)
-    if hit is not None and hit[0] == version and hit[1] == minute:
-        return hit[2]
+    if hit is not None and hit[1] == minute:
+        if hit[0] == version:
+            return hit[2]
+        if hit[0] < version and not character_memory_touched(
+            character_id=character.pk, after=hit[0], through=version, pools=RENDERED_POOLS
+        ):
+            _rendered[key] = (version, minute, hit[2])
+            return hit[2]
     markdown = _render(character=character, language=language, now=now)
     if len(_rendered) >= _RENDERED_LIMIT:
         _rendered.clear()
-    _rendered[key] = (version or 0, minute, markdown)
+    _rendered[key] = (version, minute, markdown)
     return markdown
 
 

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.apps import apps
-from django.db.models import QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
-from nekomem.characters.models import Character
+from nekomem.characters.models import Character, MemoryChange
 
 
 def character_get(*, name: str) -> Character | None:
@@ -14,6 +15,26 @@ def character_get(*, name: str) -> Character | None:
 
 def character_list() -> QuerySet[Character]:
     return Character.objects.order_by("name")
+
+
+def character_memory_touched(*, character_id: int, after: int, through: int, pools: Collection[str]) -> bool:
+    """Whether a ``memory_version`` bump in ``after < version <= through`` may have changed a row of
+    ``pools`` (more than its vector), in one aggregate read of the change log.
+
+    A bump without a pool (the writer did not say what changed) or a stretch of the log already
+    pruned counts as touching every pool: the caller cannot know, so it must re-read.
+    """
+    if through <= after:
+        return False
+    logged = MemoryChange.objects.filter(
+        character_id=character_id, version__gt=after, version__lte=through
+    ).aggregate(
+        versions=Count("version", distinct=True),
+        newest=Max("version"),
+        touching=Count("pk", filter=Q(pool="") | Q(pool__in=list(pools), vector_only=False)),
+    )
+    complete = logged["versions"] == through - after and logged["newest"] == through
+    return not complete or logged["touching"] > 0
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,8 @@ def reflection_signal_apply(*, reflection: Reflection, signal: Signal, source: s
         event_type="reflection.evidence_updated",
         payload=evidence_snapshot(reflection, source=source),
     )
+    # Its score orders the long-term-memory block and recall: caches keyed by the version see the change.
+    character_memory_changed(character_id=reflection.character_id, pool=RECALL_POOL, rows=[reflection.pk])
 
 
 def surfaced_mark_handled(*, character_id: int, reflection_ids: list[str]) -> None:

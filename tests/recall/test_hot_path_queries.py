@@ -17,7 +17,8 @@ from tests.support.queries import statements_pinned
 
 pytestmark = pytest.mark.django_db
 
-# A warm /new_dialog (the long-term-memory block rendered for this memory version within the minute):
+# A warm /new_dialog (the long-term-memory block rendered for this memory version within the minute;
+# after a bump that the block does not show, one read of the change log more):
 # block check, the character's id, the character again once the settle lock is held (so a settle in
 # flight is waited for), the persona state by which persona knows its cached block is current, the
 # window with the raw log's last time (one statement). On PostgreSQL the lookup by name takes the
