@@ -257,7 +257,7 @@ def settings_text(*, character: Character, state: PersonaState | None, language:
 # (decay, a lapsing suppression, age labels) is re-rendered each minute.
 _rendered: dict[tuple[int, datetime, str, str, str], tuple[int, int, str]] = {}
 _RENDERED_LIMIT = 10_000
-RENDERED_POOLS = (REFLECTION_POOL,)
+_SHOWN_POOLS = (REFLECTION_POOL,)
 
 
 def rendered_forget() -> None:
@@ -283,7 +283,7 @@ def long_term_memory_markdown(
         if hit[0] == version:
             return hit[2]
         if hit[0] < version and not character_memory_touched(
-            character_id=character.pk, after=hit[0], through=version, pools=RENDERED_POOLS
+            character_id=character.pk, after=hit[0], through=version, pools=_SHOWN_POOLS
         ):
             _rendered[key] = (version, minute, hit[2])
             return hit[2]
