@@ -25,6 +25,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import close_old_connections, connection
 
+from nekomem.characters.selectors import memory_changes_since
 from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_space
 from nekomem.runtime.caches import CacheUsage
 from nekomem.textproc import tokenizers_warm_up
@@ -38,7 +39,6 @@ from recall.selectors import (
     RawLogMarks,
     character_incarnation,
     character_memory_version,
-    memory_changes_since,
     raw_log_marks,
     raw_turn_candidates,
     raw_turns_covered_through,

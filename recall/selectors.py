@@ -20,7 +20,7 @@ import numpy as np
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
-from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.models import Character
 from nekomem.embeddings import VectorSpace, text_fingerprint
 from nekomem.pages import pages_read, values_in_pages
 from nekomem.statements import (
@@ -326,39 +326,6 @@ def recall_pools(*, character_id: int, space: VectorSpace | None) -> Iterator[Ca
     """Every pool's candidates, streamed: the index consumes them one by one (no 100k-row list)."""
     for reader in RECALL_POOLS.values():
         yield from reader(character_id=character_id, space=space)
-
-
-@dataclass(frozen=True)
-class MemoryChanges:
-    """The logged changes after a version: which rows of which pool, and up to which version."""
-
-    through: int  # the last version read (the caller's position afterwards)
-    complete: bool  # False: a bump without detail or a pruned stretch of the log; only a rebuild is safe
-    rows: dict[str, set[int]]  # pool → keys whose row changed (or went)
-    vectors: dict[str, set[int]]  # pool → keys whose vector alone changed
-
-
-def memory_changes_since(*, character_id: int, version: int) -> MemoryChanges:
-    """The memory-change log of one character after ``version`` (one indexed range read)."""
-    rows: dict[str, set[int]] = {}
-    vectors: dict[str, set[int]] = {}
-    seen: set[int] = set()
-    complete = True
-    for _pk, at, pool, key, vector_only in values_in_pages(
-        MemoryChange.objects.filter(character_id=character_id, version__gt=version)
-        .order_by("pk")
-        .values_list("pk", "version", "pool", "row", "vector_only"),
-        size=CHUNK,
-    ):
-        seen.add(at)
-        if not pool:
-            complete = False
-        elif key is not None:
-            (vectors if vector_only else rows).setdefault(pool, set()).add(key)
-    through = max(seen, default=version)
-    # Every bump logs at least one row, so a missing version means the log was pruned there.
-    complete = complete and len(seen) == through - version
-    return MemoryChanges(through=through, complete=complete, rows=rows, vectors=vectors)
 
 
 def character_by_name(*, name: str) -> Character | None:

@@ -7,6 +7,7 @@ from django.apps import apps
 from django.db.models import Count, Max, Q, QuerySet
 
 from nekomem.characters.models import Character, MemoryChange
+from nekomem.pages import values_in_pages
 
 
 def character_get(*, name: str) -> Character | None:
@@ -15,6 +16,12 @@ def character_get(*, name: str) -> Character | None:
 
 def character_list() -> QuerySet[Character]:
     return Character.objects.order_by("name")
+
+
+# The change log's two readings: its rows since a version (recall applies them), and whether a
+# stretch of it touched some pools (a cache of what those pools render). Both share its rule: a bump
+# without a pool, or a version missing from the log (pruned), means "anything may have changed".
+_LOG_PAGE = 5000
 
 
 def character_memory_touched(*, character_id: int, after: int, through: int, pools: Collection[str]) -> bool:
@@ -35,6 +42,39 @@ def character_memory_touched(*, character_id: int, after: int, through: int, poo
     )
     complete = logged["versions"] == through - after and logged["newest"] == through
     return not complete or logged["touching"] > 0
+
+
+@dataclass(frozen=True)
+class MemoryChanges:
+    """The logged changes after a version: which rows of which pool, and up to which version."""
+
+    through: int  # the last version read (the caller's position afterwards)
+    complete: bool  # False: a bump without detail or a pruned stretch of the log; only a rebuild is safe
+    rows: dict[str, set[int]]  # pool → keys whose row changed (or went)
+    vectors: dict[str, set[int]]  # pool → keys whose vector alone changed
+
+
+def memory_changes_since(*, character_id: int, version: int) -> MemoryChanges:
+    """The memory-change log of one character after ``version`` (one indexed range read)."""
+    rows: dict[str, set[int]] = {}
+    vectors: dict[str, set[int]] = {}
+    seen: set[int] = set()
+    complete = True
+    for _pk, at, pool, key, vector_only in values_in_pages(
+        MemoryChange.objects.filter(character_id=character_id, version__gt=version)
+        .order_by("pk")
+        .values_list("pk", "version", "pool", "row", "vector_only"),
+        size=_LOG_PAGE,
+    ):
+        seen.add(at)
+        if not pool:
+            complete = False
+        elif key is not None:
+            (vectors if vector_only else rows).setdefault(pool, set()).add(key)
+    through = max(seen, default=version)
+    # Every bump logs at least one row, so a missing version means the log was pruned there.
+    complete = complete and len(seen) == through - version
+    return MemoryChanges(through=through, complete=complete, rows=rows, vectors=vectors)
 
 
 @dataclass(frozen=True)

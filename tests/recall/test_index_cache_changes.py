@@ -12,10 +12,10 @@ from django.utils import timezone
 from facts.models import Fact
 from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.selectors import memory_changes_since
 from nekomem.characters.services import character_get_or_create, character_memory_changed
 from recall import index_cache
 from recall.backfill import embedding_backfill
-from recall.selectors import memory_changes_since
 from recall.services import RecallRequest, recall_query
 from tests.recall.support import fact_entry, import_facts, require_muse
 
