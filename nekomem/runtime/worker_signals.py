@@ -9,7 +9,9 @@ whenever ``serve`` was stopped, or killed, in its first seconds (tests/e2e/test_
 
 While the application loads, a worker's stop signals are only noted; once granian's own handlers are
 in place, the noted ones are sent again to the worker's main thread, where they stop it as any later
-one does.
+one does. A stop that came even earlier, between the fork and this module (``serve`` stopped just as
+a worker was forked), ran the inherited master handler: that sets ``interrupt_signal`` on the worker's
+copy of granian's server object, which is read here as one more noted stop.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def hold_stop_signals_while_loading() -> None:
     def note(signum: int, frame: FrameType | None) -> None:
         noted.append(signum)
 
+    inherited = signal.getsignal(signal.SIGTERM)
     for signum in STOP_SIGNALS:
         signal.signal(signum, note)
     main_thread = threading.main_thread().ident
@@ -45,9 +48,19 @@ def hold_stop_signals_while_loading() -> None:
     def deliver_once_granian_handles_them() -> None:
         while any(signal.getsignal(signum) is note for signum in STOP_SIGNALS):
             time.sleep(LOOK_EVERY_SECONDS)
+        if not noted and _stopped_before_the_hold(inherited):
+            noted.append(signal.SIGTERM)
         for signum in noted:
             signal.pthread_kill(main_thread, signum)
 
     threading.Thread(
         target=deliver_once_granian_handles_them, name="worker-stop-signals", daemon=True
     ).start()
+
+
+def _stopped_before_the_hold(inherited: object) -> bool:
+    """Whether the master's handler, inherited through the fork, ran in this worker: granian's is a
+    bound method of its server object that sets ``interrupt_signal``, false in the master at every
+    fork (a stopping master forks no worker)."""
+    server = getattr(inherited, "__self__", None)
+    return getattr(server, "interrupt_signal", False) is True
