@@ -85,6 +85,9 @@ NEKOMEM_MAX_BODY_BYTES = env_int("NEKOMEM_MAX_BODY_BYTES", 8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = None
 NEKOMEM_ALLOW_SHUTDOWN = env_bool("NEKOMEM_ALLOW_SHUTDOWN", False)
 NEKOMEM_DEFAULT_LANGUAGE = os.environ.get("NEKOMEM_LANGUAGE", "zh")
+# Install mode: the N.E.K.O. install's folder (the one holding config/ and memory/). Unset: standalone.
+_neko_root = os.environ.get("NEKOMEM_NEKO_ROOT", "").strip()
+NEKOMEM_NEKO_ROOT: Path | None = Path(_neko_root).expanduser().resolve() if _neko_root else None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
