@@ -88,6 +88,11 @@ NEKOMEM_DEFAULT_LANGUAGE = os.environ.get("NEKOMEM_LANGUAGE", "zh")
 # Install mode: the N.E.K.O. install's folder (the one holding config/ and memory/). Unset: standalone.
 _neko_root = os.environ.get("NEKOMEM_NEKO_ROOT", "").strip()
 NEKOMEM_NEKO_ROOT: Path | None = Path(_neko_root).expanduser().resolve() if _neko_root else None
+# The original launcher's environment: one id per launch (``/health`` answers it, so the launcher can
+# tell its own memory server from a stranger on the port) and the control routes' token (its
+# X-CSRF-Token), which falls back to the instance id when the launcher sets none (reference §12).
+NEKO_INSTANCE_ID = os.environ.get("NEKO_INSTANCE_ID", "").strip()
+NEKO_AUTOSTART_CSRF_TOKEN = os.environ.get("NEKO_AUTOSTART_CSRF_TOKEN", "").strip()
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -118,6 +123,7 @@ MIDDLEWARE = [
     "nekomem.runtime.middleware.ClientAccessMiddleware",
     "nekomem.runtime.middleware.JsonBodyMiddleware",
     "nekomem.runtime.middleware.RestrictedModeMiddleware",
+    "nekomem.install.middleware.InstallSyncMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

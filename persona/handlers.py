@@ -6,12 +6,13 @@ from typing import Any
 
 from django.utils import timezone
 
+from nekomem.install.sync import register_card_hook
 from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.services import persona_mentions_record, persona_prepared_early
+from persona.services import persona_ensure, persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
 from persona.services.mentions import ai_reply_text
@@ -91,6 +92,10 @@ def post_turn_prepare(character_id: int, payload: dict[str, Any]) -> None:
     persona_prepared_early(character_id=character_id)
 
 
+def card_changed(character_id: int) -> None:
+    persona_ensure(character_id=character_id)
+
+
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
     register_event_handler("persona.fact_added", replay_entry_snapshot)
@@ -104,6 +109,8 @@ def register() -> None:
     register_outbox_step(POST_TURN_OP, "persona.prepare", post_turn_prepare)
     promotion_jobs_register()
     corrections_jobs_register()
+    # Install mode: an edited card in characters.json is mirrored at once, not at the next read.
+    register_card_hook("persona.card", card_changed)
     register_observation_source(
         ObservationSource(prefix=PREFIX, read=persona_observations, apply=persona_observation_signal)
     )

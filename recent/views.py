@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from nekomem.characters.selectors import character_get
 from nekomem.http import conversation_route, json_ok, read_history_request, validated_name
+from nekomem.install import install_root
 from recent.messages import parse_history
 from recent.rendering import recent_history_text
 from recent.review import review_cancel
@@ -68,8 +69,11 @@ def renew(request: HttpRequest, name: str) -> HttpResponse:
 @validated_name
 @conversation_route
 def settle(request: HttpRequest, name: str) -> HttpResponse:
-    # The chat server's usual settle carries an empty list or nothing at all; both settle.
-    _record(request, name, append_recent=False, compress="background", required=False)
+    # The chat server's usual settle carries an empty list or nothing at all; both settle. In a N.E.K.O.
+    # install it compresses under the settle lock as the original does, so the /new_dialog of the
+    # renewed session (which waits for that lock) carries the memo, not the whole raw window.
+    compress: CompressMode = "inline" if install_root() is not None else "background"
+    _record(request, name, append_recent=False, compress=compress, required=False)
     return json_ok({"status": "settled"})
 
 

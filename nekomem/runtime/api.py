@@ -98,6 +98,28 @@ class ProcessStatusSerializer(serializers.Serializer):
     caches = CacheStatusSerializer(many=True)
 
 
+class InstallStatusSerializer(serializers.Serializer):
+    root = serializers.CharField(help_text="The N.E.K.O. install's folder (NEKOMEM_NEKO_ROOT).")
+    characters_file = serializers.CharField()
+    characters_ok = serializers.BooleanField(
+        help_text="false: the file is missing or does not parse; the last good copy stays in use"
+    )
+    characters_error = serializers.CharField(help_text="Why the current file was not taken.")
+    characters_read_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the copy in use was read."
+    )
+    characters = serializers.ListField(child=serializers.CharField(), help_text="猫娘 in the file.")
+    current_character = serializers.CharField(allow_null=True)
+    master_name = serializers.CharField()
+    vanished = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Stored here but no longer in characters.json: kept with their memory until deleted.",
+    )
+    invalid_names = serializers.ListField(child=serializers.CharField())
+    core_config_ok = serializers.BooleanField()
+    core_config_error = serializers.CharField()
+
+
 class StatusSerializer(serializers.Serializer):
     llm_tiers = TierStatusSerializer(many=True)
     llm_work_waits = serializers.BooleanField(help_text="Some tier has no provider: its work waits.")
@@ -107,6 +129,7 @@ class StatusSerializer(serializers.Serializer):
     embeddings = EmbeddingsStatusSerializer()
     storage = StorageStatusSerializer()
     process = ProcessStatusSerializer()
+    install = InstallStatusSerializer(allow_null=True, help_text="null when standalone")
 
 
 class StatusView(APIView):

@@ -11,6 +11,7 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
 from nekomem.http import json_error, json_ok, wants_json_errors
+from nekomem.install.access import LaunchCredential, install_mode, launch_credential
 from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
@@ -226,7 +227,8 @@ class ClientAccessMiddleware:
     """Who may call which route.
 
     Loopback clients pass, except on the internal routes; everyone else, and every call of an
-    internal route, needs ``Authorization: Bearer $NEKOMEM_API_TOKEN``.
+    internal route, needs ``Authorization: Bearer $NEKOMEM_API_TOKEN``. In install mode the internal
+    routes also take the launcher's credential (``nekomem.install.access``).
     """
 
     def __init__(self, get_response: Handler) -> None:
@@ -239,12 +241,25 @@ class ClientAccessMiddleware:
         if request.path == "/" or request.path.startswith(SESSION_PROTECTED_PREFIXES):
             return self.get_response(request)  # the page itself asks for a staff login
         token = settings.NEKOMEM_API_TOKEN
+        bearer_ok = bool(token) and hmac.compare_digest(
+            request.META.get("HTTP_AUTHORIZATION", "").encode(), f"Bearer {token}".encode()
+        )
+        if secret_only and not bearer_ok and install_mode():
+            return self._launcher_access(request)
         if not token:
             return _forbidden("forbidden", "only loopback clients are served: NEKOMEM_API_TOKEN is empty")
-        supplied = request.META.get("HTTP_AUTHORIZATION", "")
-        if not hmac.compare_digest(supplied.encode(), f"Bearer {token}".encode()):
+        if not bearer_ok:
             return _forbidden("unauthorized", "missing or wrong bearer token", 401)
         return self.get_response(request)
+
+    def _launcher_access(self, request: HttpRequest) -> HttpResponse:
+        """Install mode: the launcher's token, or a native loopback client as older builds call."""
+        credential = launch_credential(request)
+        if credential in {LaunchCredential.TOKEN_OK, LaunchCredential.NATIVE_LOOPBACK}:
+            return self.get_response(request)
+        if credential is LaunchCredential.TOKEN_WRONG:
+            return _forbidden("csrf_token_invalid", "wrong X-CSRF-Token for this launch")
+        return _forbidden("csrf_token_required", "X-CSRF-Token (the launch token) or the bearer token needed")
 
 
 class RestrictedModeMiddleware:

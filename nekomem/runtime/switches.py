@@ -1,9 +1,17 @@
-"""Feature switches (``powerful_memory_enabled``, ``recent_memory_auto_review``): missing means on."""
+"""Feature switches (``powerful_memory_enabled``, ``recent_memory_auto_review``): missing means on.
+
+Standalone they are rows of FeatureSwitch; in install mode the install's ``core_config.json`` is the
+one truth (the main server's settings page writes it), read on every check and written by our toggles.
+"""
 
 from __future__ import annotations
 
 import time
 
+from django.db import transaction
+
+from nekomem.install import install_root
+from nekomem.install.switches import core_switch_enabled, core_switch_write
 from nekomem.runtime.models import FeatureSwitch
 
 POWERFUL_MEMORY = "powerful_memory_enabled"
@@ -17,6 +25,8 @@ _cache: dict[str, tuple[float, bool]] = {}
 
 
 def switch_enabled(name: str) -> bool:
+    if install_root() is not None:
+        return core_switch_enabled(name)
     now = time.monotonic()
     hit = _cache.get(name)
     if hit is not None and now - hit[0] < SWITCH_CACHE_SECONDS:
@@ -30,7 +40,11 @@ def switch_enabled(name: str) -> bool:
 def switch_set(*, name: str, enabled: bool) -> None:
     if name not in KNOWN_SWITCHES:
         raise ValueError(f"unknown switch {name!r}")
-    FeatureSwitch.objects.update_or_create(name=name, defaults={"enabled": enabled})
+    with transaction.atomic():
+        FeatureSwitch.objects.update_or_create(name=name, defaults={"enabled": enabled})
+        if install_root() is not None:
+            # Last, so a file that cannot be written (ConfigFileError) rolls the row back.
+            core_switch_write(name=name, enabled=enabled)
     _cache.pop(name, None)
 
 

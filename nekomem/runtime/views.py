@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.characters.names import InvalidCharacterName
 from nekomem.characters.services import character_release
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
+from nekomem.install.access import reported_instance_id
 from nekomem.runtime.middleware import blocked_response
 from nekomem.runtime.state import (
     INSTANCE_ID,
@@ -28,12 +29,14 @@ from nekomem.runtime.state import (
 @require_GET
 def health(request: HttpRequest) -> HttpResponse:
     block = current_block()
-    signature = hmac.new(settings.SECRET_KEY.encode(), f"memory:{INSTANCE_ID}".encode(), hashlib.sha256)
+    instance_id = reported_instance_id(INSTANCE_ID)
+    signature = hmac.new(settings.SECRET_KEY.encode(), f"memory:{instance_id}".encode(), hashlib.sha256)
     return json_ok(
         {
+            "app": "N.E.K.O",
             "status": "ok",
             "service": "memory",
-            "instance_id": INSTANCE_ID,
+            "instance_id": instance_id,
             "limited_mode": block is not None,
             "signature": signature.hexdigest(),
         }

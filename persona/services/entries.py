@@ -112,16 +112,34 @@ def _next_position(*, character_id: int, section: str) -> int:
 # --- the character card and settings.json -----------------------------------------------------------------
 
 
+# A card field whose value is context for the model, not a "field: value" fact (reference §12).
+AI_CONTEXT_PREFIX = "__ai_context."
+# The card's field order per entity, kept beside the fields: PostgreSQL's jsonb does not keep key order.
+FIELD_ORDER_KEY = "_field_order"
+
+
+def _ordered_fields(values: dict[str, Any], order: Any) -> list[tuple[str, Any]]:
+    if not isinstance(order, list):
+        return list(values.items())
+    rank = {str(name): i for i, name in enumerate(order)}
+    return sorted(values.items(), key=lambda item: rank.get(str(item[0]), len(rank)))
+
+
 def card_fields(card: Any) -> list[tuple[str, str, str]]:
-    """(entity, field, text) of every card field, in card order; the text reads ``field: value``."""
+    """(entity, field, text) of every card field, in card order; the text reads ``field: value``
+    (an ``__ai_context.*`` field: its value alone)."""
     fields = []
-    for entity, values in (card or {}).items() if isinstance(card, dict) else []:
-        if not isinstance(values, dict):
+    card = card if isinstance(card, dict) else {}
+    orders = card.get(FIELD_ORDER_KEY)
+    orders = orders if isinstance(orders, dict) else {}
+    for entity, values in card.items():
+        if not isinstance(values, dict) or str(entity).startswith("_"):
             continue
-        for field, value in values.items():
+        for field, value in _ordered_fields(values, orders.get(entity)):
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             if shown.strip():
-                fields.append((str(entity), str(field), f"{field}: {shown}"))
+                text = shown if str(field).startswith(AI_CONTEXT_PREFIX) else f"{field}: {shown}"
+                fields.append((str(entity), str(field), text))
     return fields
 
 
@@ -168,9 +186,36 @@ def card_sync(*, character: Character, state: PersonaState, now: datetime) -> in
             entry_event(entry, "persona.entry_updated", removed=True)
             entry.delete()
             changed += 1
+    changed += _card_order_keep(character_id=character.pk, wanted=list(wanted))
     state.card_sha256 = card_sha(character.card)
     state.save(update_fields=["card_sha256"])
     return changed
+
+
+def _card_order_keep(*, character_id: int, wanted: list[str]) -> int:
+    """Card entries stand in card order within their section: a field added in the middle of the card
+    takes its place there, not at the end. The positions the card entries hold are handed out again
+    in card order, so the other entries keep theirs."""
+    moved = 0
+    rank = {entry_id: i for i, entry_id in enumerate(wanted)}
+    entries = PersonaEntry.objects.filter(character_id=character_id, source=CARD_SOURCE, protected=True)
+    by_section: dict[str, list[PersonaEntry]] = {}
+    for entry in entries.order_by("position", "pk"):
+        by_section.setdefault(entry.section, []).append(entry)
+    for section_entries in by_section.values():
+        positions = [e.position for e in section_entries]
+        in_card_order = sorted(section_entries, key=lambda e: rank.get(e.entry_id, len(rank)))
+        if in_card_order == section_entries and len(set(positions)) == len(positions):
+            continue
+        slots = sorted(set(positions))
+        while len(slots) < len(in_card_order):
+            slots.append(slots[-1] + 1)
+        for entry, position in zip(in_card_order, slots, strict=False):
+            if entry.position != position:
+                entry.position = position
+                entry_save(entry)
+                moved += 1
+    return moved
 
 
 def legacy_lines(settings: Any) -> list[tuple[str, str]]:
