@@ -26,6 +26,11 @@ def edit_characters(root, change) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
+def card_order(character) -> list[str]:
+    cards = PersonaEntry.objects.filter(character=character, section="neko", source="character_card")
+    return [e.source_id for e in cards.order_by("position")]
+
+
 def new_dialog(client, name="小天") -> str:
     response = client.get(f"/new_dialog/{name}")
     assert response.status_code == 200
