@@ -95,9 +95,28 @@ class FileHandler(Generic[Parsed]):
     read: Callable[[Path], Parsed]
     write: Callable[[Character, Parsed], ImportResult]
     export: Callable[[Character, Path], int | None]
+    # An older layout kept the file beside the character directories as ``<prefix><name><suffix>``
+    # (``memory/recent_<name>.json``): read there when the directory has no such file. Never written.
+    legacy_beside: tuple[str, str] | None = None
+
+    def legacy_path(self, folder: Path) -> Path | None:
+        if self.legacy_beside is None:
+            return None
+        prefix, suffix = self.legacy_beside
+        return folder.parent / f"{prefix}{folder.name}{suffix}"
 
 
 _handlers: dict[str, FileHandler[Any]] = {}
+
+# Run for each imported character after its files, inside the import's transaction with the character
+# locked: one-shot migrations the original runs on the files it finds (evidence seeding, say). Given the
+# parsed payloads by file name.
+ImportFinisher = Callable[[Character, dict[str, Any]], ImportResult]
+_finishers: dict[str, ImportFinisher] = {}
+
+
+def register_import_finisher(name: str, finisher: ImportFinisher) -> None:
+    _finishers[name] = finisher
 
 
 def register_file_handler(handler: FileHandler[Any]) -> None:
@@ -268,7 +287,10 @@ def directory_read(folder: Path) -> tuple[list[tuple[FileHandler[Any], Any]], li
     for handler in file_handlers():
         path = folder / handler.filename
         if not path.exists():
-            continue
+            legacy = handler.legacy_path(folder)
+            if legacy is None or not legacy.is_file():
+                continue
+            path = legacy
         try:
             parsed.append((handler, handler.read(path)))
         except MalformedFile as exc:
@@ -287,7 +309,7 @@ def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]
     readings: list[tuple[ImportSource, list[tuple[FileHandler[Any], Any]]]] = []
     problems: list[str] = []
     for source in sources:
-        if not source.folder.is_dir():
+        if not source.folder.is_dir() and not legacy_files(source.folder):
             problems.append(f"{source.folder}: no such character directory")
             continue
         parsed, malformed = directory_read(source.folder)
@@ -314,11 +336,38 @@ def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]
                     # (nekomem_character.json sets the master's name, which tokenising depends on).
                     character = lock_character(character_id)
                     report.files.append(FileImported(handler.filename, handler.write(character, payload)))
+                payloads = {handler.filename: payload for handler, payload in parsed}
+                for name, finisher in sorted(_finishers.items()):
+                    character = lock_character(character_id)
+                    finished = finisher(character, payloads)
+                    if finished.changed:
+                        report.files.append(FileImported(name, finished))
                 if report.written:
                     # Recall caches key on the version; an import is a change like any other.
                     character_memory_changed(character_id=character_id)
                 reports.append(report)
     return reports
+
+
+def legacy_files(folder: Path) -> list[Path]:
+    """The files an older layout kept beside ``folder`` for its character (and that exist)."""
+    paths = (handler.legacy_path(folder) for handler in file_handlers())
+    return [path for path in paths if path is not None and path.is_file()]
+
+
+def memory_sources(root: Path) -> list[ImportSource]:
+    """Every character of a memory folder: its directories, and the names that have only legacy files
+    beside them (an old install's ``recent_<name>.json``)."""
+    names = {p.name for p in root.iterdir() if p.is_dir()}
+    for handler in file_handlers():
+        if handler.legacy_beside is None:
+            continue
+        prefix, suffix = handler.legacy_beside
+        for path in root.glob(f"{prefix}*{suffix}"):
+            name = path.name[len(prefix) : len(path.name) - len(suffix)]
+            if name and path.is_file():
+                names.add(name)
+    return [ImportSource(name=name, folder=root / name) for name in sorted(names)]
 
 
 # --- export --------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from nekomem.portability import (
     MalformedFile,
     read_json,
     register_file_handler,
+    register_import_finisher,
     rows_upsert,
     write_json,
     write_records,
@@ -38,6 +39,7 @@ from persona.services.records import (
     iso_local,
     parse_iso,
 )
+from reflections.services import reflections_evidence_seed
 
 ARCHIVE_DIR = "persona_archive"
 # v1 layout → current sections (§2.10).
@@ -324,3 +326,57 @@ register_file_handler(
     FileHandler("persona_corrections.json", 52, read_corrections, write_corrections, export_corrections)
 )
 register_file_handler(FileHandler("settings.json", 53, read_settings, write_settings, export_settings))
+
+
+# --- the one-shot evidence seeding of an old install (§2.10 ``__meta__``, §3.8 step 4) ------------------
+
+EVIDENCE_MIGRATION_MARKER = "__evidence_migration_v1__"
+MIGRATION_SEED_SOURCE = "migration_seed"
+SEEDED_FILES = ("reflections.json", "persona.json")
+
+
+def _has_marker(section: PersonaSection | None) -> bool:
+    facts = (section.extra or {}).get("facts") if section is not None else None
+    return isinstance(facts, list) and any(
+        isinstance(e, dict) and e.get("id") == EVIDENCE_MIGRATION_MARKER for e in facts
+    )
+
+
+def evidence_seed_once(character: Character, payloads: dict[str, Any]) -> ImportResult:
+    """After an import of files from before the evidence fields: seed them once, as the original does at
+    start, and leave its marker in ``__meta__`` (imported with persona.json when the original already
+    seeded; then nothing happens). Persona entries need no seed: their zero defaults are the seed."""
+    if not any(name in payloads for name in SEEDED_FILES):
+        return ImportResult()
+    section = PersonaSection.objects.filter(character_id=character.pk, key=META_SECTION).first()
+    if _has_marker(section):
+        return ImportResult()
+    now = timezone.now()
+    seeded = reflections_evidence_seed(character_id=character.pk, now=now)
+    marker = {
+        "id": EVIDENCE_MIGRATION_MARKER,
+        "text": "",
+        "source": MIGRATION_SEED_SOURCE,
+        "source_id": None,
+        "protected": True,
+        "migrated_at": iso_local(now),
+    }
+    if section is None:
+        last = PersonaSection.objects.filter(character_id=character.pk).order_by("-position").first()
+        PersonaSection.objects.create(
+            character_id=character.pk,
+            key=META_SECTION,
+            position=last.position + 1 if last else 0,
+            extra={"facts": [marker]},
+        )
+    else:
+        facts = (section.extra or {}).get("facts")
+        section.extra = {
+            **(section.extra or {}),
+            "facts": [*(facts if isinstance(facts, list) else []), marker],
+        }
+        section.save(update_fields=["extra"])
+    return ImportResult(created=1, updated=seeded)
+
+
+register_import_finisher("persona.evidence_seed", evidence_seed_once)

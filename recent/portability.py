@@ -202,7 +202,12 @@ def time_indexed_export(character: Character, path: Path) -> int | None:
     return count
 
 
-register_file_handler(FileHandler("recent.json", 10, recent_read, recent_write, recent_export))
+register_file_handler(
+    # Old installs kept the window beside the character directories: memory/recent_<name>.json (§2.1).
+    FileHandler(
+        "recent.json", 10, recent_read, recent_write, recent_export, legacy_beside=("recent_", ".json")
+    )
+)
 register_file_handler(
     FileHandler("recent_meta.json", 11, recent_meta_read, recent_meta_write, recent_meta_export)
 )

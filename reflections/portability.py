@@ -8,6 +8,7 @@ changes nothing.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,36 @@ def _parse(path: Path, data: Any, *, shard: str | None) -> list[Reflection]:
             raise MalformedFile(path, str(exc), entry=f"#{index}" + (f" ({label})" if label else "")) from exc
         if shard is not None and not reflection.archive_shard_path:
             reflection.archive_shard_path = shard
+        if not any(key in entry for key in EVIDENCE_FIELDS):
+            reflection._before_evidence = True  # type: ignore[attr-defined]
         parsed.append(reflection)
     return parsed
 
 
+# An entry written before the evidence fields existed has none of these keys.
+EVIDENCE_FIELDS = ("reinforcement", "disputation", "rein_last_signal_at", "disp_last_signal_at")
+
+
+def _evidence_kept(character: Character, incoming: list[Reflection]) -> None:
+    """A file from before the evidence fields holds no evidence: importing it again must not erase
+    the evidence seeded (or gathered) since, so such entries keep what is stored."""
+    old = [r for r in incoming if getattr(r, "_before_evidence", False)]
+    if not old:
+        return
+    stored = {
+        r.reflection_id: r
+        for r in Reflection.objects.filter(
+            character_id=character.pk, reflection_id__in=[r.reflection_id for r in old]
+        )
+    }
+    for reflection in old:
+        if (current := stored.get(reflection.reflection_id)) is not None:
+            for name in EVIDENCE_FIELDS:
+                setattr(reflection, name, getattr(current, name))
+
+
 def _upsert(character: Character, incoming: list[Reflection]) -> ImportResult:
+    _evidence_kept(character, incoming)
     result = rows_upsert(
         Reflection, character=character, incoming=incoming, key="reflection_id", fields=MODEL_FIELDS
     )
@@ -122,6 +148,53 @@ def export_archive(character: Character, folder: Path) -> int | None:
         write_json(folder / _shard_file_name(path), [reflection_to_file_dict(r) for r in reflections])
         written += len(reflections)
     return written
+
+
+# --- the legacy flat reflections_archive.json (§2.8) ------------------------------------------------
+
+LEGACY_FLAT_ARCHIVE = "reflections_archive.json"
+# The original leaves this in reflection_archive/ once it moved the flat file into shards.
+FLAT_MIGRATED_SENTINEL = ".migrated_from_flat"
+SHARD_MAX_ENTRIES = 500
+
+
+def _flat_shard_name(chunk: list[Reflection]) -> str:
+    """``<YYYY-MM-DD>_<8 hex>.json``, the same for the same entries, so a second import moves nothing."""
+    first = min(r.archived_at or r.created_at for r in chunk)
+    digest = hashlib.sha256("\x00".join(r.reflection_id for r in chunk).encode()).hexdigest()[:8]
+    return f"{first.date().isoformat()}_{digest}.json"
+
+
+def read_flat_archive(path: Path) -> list[Reflection]:
+    """An old install's one-file archive, read into shards of at most 500 as the original migrates it;
+    nothing when the original already moved it (its sentinel is there)."""
+    if (path.parent / ARCHIVE_DIR / FLAT_MIGRATED_SENTINEL).exists():
+        return []
+    reflections = _parse(path, read_json(path), shard=None)
+    for start in range(0, len(reflections), SHARD_MAX_ENTRIES):
+        chunk = reflections[start : start + SHARD_MAX_ENTRIES]
+        name = _flat_shard_name(chunk)
+        for reflection in chunk:
+            reflection.archived_at = reflection.archived_at or reflection.created_at
+            reflection.archive_shard_path = reflection.archive_shard_path or name
+    return reflections
+
+
+def write_flat_archive(character: Character, incoming: list[Reflection]) -> ImportResult:
+    """Entries already in a shard (the original migrated them, or this import's reflection_archive/
+    holds them) stay where they are."""
+    ids = [r.reflection_id for r in incoming]
+    sharded = set(
+        Reflection.objects.filter(
+            character_id=character.pk, reflection_id__in=ids, archive_shard_path__isnull=False
+        ).values_list("reflection_id", flat=True)
+    )
+    result = _upsert(character, [r for r in incoming if r.reflection_id not in sharded])
+    return ImportResult(result.created, result.updated, result.unchanged + len(sharded))
+
+
+def export_flat_archive(character: Character, path: Path) -> int | None:
+    return None  # never written: its entries go out in reflection_archive/
 
 
 # --- surfaced.json --------------------------------------------------------------------------------------
@@ -254,5 +327,8 @@ def export_cursors(character: Character, path: Path) -> int | None:
 
 register_file_handler(FileHandler("reflections.json", 40, read_reflections, _upsert, export_reflections))
 register_file_handler(FileHandler(ARCHIVE_DIR, 41, read_archive, _upsert, export_archive))
+register_file_handler(
+    FileHandler(LEGACY_FLAT_ARCHIVE, 44, read_flat_archive, write_flat_archive, export_flat_archive)
+)
 register_file_handler(FileHandler("surfaced.json", 42, read_surfaced, write_surfaced, export_surfaced))
 register_file_handler(FileHandler("cursors.json", 43, read_cursors, write_cursors, export_cursors))

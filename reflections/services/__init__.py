@@ -11,6 +11,7 @@ from reflections.services.lifecycle import (
     reflection_deny,
     reflection_transition,
     reflections_auto_promote,
+    reflections_evidence_seed,
     surfaced_mark_handled,
 )
 from reflections.services.signals import (
@@ -37,6 +38,7 @@ __all__ = [
     "reflection_transition",
     "reflections_archive_sweep",
     "reflections_auto_promote",
+    "reflections_evidence_seed",
     "reflections_feedback_check",
     "reflections_keyword_hook",
     "reflections_rebuttal_tick",

@@ -84,6 +84,50 @@ def reflection_signal_apply(*, reflection: Reflection, signal: Signal, source: s
     character_memory_changed(character_id=reflection.character_id, pool=RECALL_POOL, rows=[reflection.pk])
 
 
+MIGRATION_SEED_SOURCE = "migration_seed"
+# (R, D) an entry from before the evidence fields gets from its status (the original's one-shot
+# migration, reference §2.10 ``__evidence_migration_v1__``): its derived status then matches its status.
+_MIGRATION_SEEDS = {
+    Reflection.Status.PROMOTED: (2.0, 0.0),
+    Reflection.Status.CONFIRMED: (1.0, 0.0),
+    Reflection.Status.DENIED: (0.0, 2.0),
+}
+
+
+def reflections_evidence_seed(*, character_id: int, now: datetime) -> int:
+    """Seed the evidence of the character's reflections that never had a signal; returns how many.
+
+    Once per character: the caller keeps the marker. Archived entries stay as they were.
+    """
+    _require_atomic()
+    unsignalled = Reflection.objects.filter(
+        character_id=character_id,
+        archive_shard_path__isnull=True,
+        rein_last_signal_at__isnull=True,
+        disp_last_signal_at__isnull=True,
+        status__in=list(_MIGRATION_SEEDS),
+    )
+    seeded: list[int] = []
+    for reflection in unsignalled.order_by("pk"):
+        rein, disp = _MIGRATION_SEEDS[Reflection.Status(reflection.status)]
+        if rein:
+            reflection.reinforcement = max(0.0, reflection.reinforcement + rein)
+            reflection.rein_last_signal_at = now
+        if disp:
+            reflection.disputation = max(0.0, reflection.disputation + disp)
+            reflection.disp_last_signal_at = now
+        reflection.save()
+        event_append(
+            character_id=character_id,
+            event_type="reflection.evidence_updated",
+            payload=evidence_snapshot(reflection, source=MIGRATION_SEED_SOURCE),
+        )
+        seeded.append(reflection.pk)
+    if seeded:
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=seeded)
+    return len(seeded)
+
+
 def surfaced_mark_handled(*, character_id: int, reflection_ids: list[str]) -> None:
     """Promotion, merge or denial closes the reflection's open surfaced entries (§2.9)."""
     SurfacedReflection.objects.filter(

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nekomem.characters.names import InvalidCharacterName
-from nekomem.portability import ImportRefused, ImportSource, memory_import, progress_bars
+from nekomem.portability import ImportRefused, ImportSource, memory_import, memory_sources, progress_bars
 
 
 class Command(BaseCommand):
@@ -38,10 +38,7 @@ class Command(BaseCommand):
         only, as_name = options.get("character"), options.get("as_name")
         if as_name and not only:
             raise CommandError("--as needs --character: which directory to import under the new name")
-        if only:
-            sources = [ImportSource(name=as_name or only, folder=root / only)]
-        else:
-            sources = [ImportSource(name=p.name, folder=p) for p in sorted(root.iterdir()) if p.is_dir()]
+        sources = [ImportSource(name=as_name or only, folder=root / only)] if only else memory_sources(root)
         try:
             with progress_bars():
                 reports = memory_import(sources=sources)
