@@ -48,6 +48,7 @@ bench: install
 	$(PY) bench/extraction_throughput.py
 	$(PY) bench/reflections_speed.py
 	$(PY) bench/new_dialog_speed.py
+	$(PY) bench/install_mode.py
 
 # Mixed load with SIGKILLs and outages (about 15 minutes): not part of `make bench`.
 bench-faults: install
