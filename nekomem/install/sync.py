@@ -143,7 +143,7 @@ def characters_sync_forget() -> None:
 
 @dataclass(frozen=True)
 class InstallStatus:
-    root: str
+    folder: str
     characters_file: str
     characters_ok: bool  # the file as it is now was read (False: missing, or kept the last good copy)
     characters_error: str  # why the current file was not taken
@@ -173,7 +173,7 @@ def install_status() -> InstallStatus | None:
     )
     core = core_config_state()
     return InstallStatus(
-        root=str(Path(config).parent),
+        folder=str(Path(config).parent),
         characters_file=str(state.path),
         characters_ok=not state.missing and not state.error,
         characters_error=state.error or ("missing" if state.missing else ""),

@@ -99,7 +99,7 @@ class ProcessStatusSerializer(serializers.Serializer):
 
 
 class InstallStatusSerializer(serializers.Serializer):
-    root = serializers.CharField(help_text="The N.E.K.O. install's folder (NEKOMEM_NEKO_ROOT).")
+    folder = serializers.CharField(help_text="The N.E.K.O. install's folder (NEKOMEM_NEKO_ROOT).")
     characters_file = serializers.CharField()
     characters_ok = serializers.BooleanField(
         help_text="false: the file is missing or does not parse; the last good copy stays in use"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ CSRF_TOKEN = "csrf-4b1d8e6f0a2c"
 
 
 @pytest.fixture
-def neko_root(tmp_path, settings) -> Path:
+def neko_root(tmp_path, settings) -> Iterator[Path]:
     """A copy of the install folder fixture, with the launcher's environment in the settings."""
     from nekomem.install.sync import characters_sync_forget
 

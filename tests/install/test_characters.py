@@ -26,7 +26,7 @@ def edit_characters(root, change) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
-def card_order(character) -> list[str]:
+def card_order(character) -> list[str | None]:
     cards = PersonaEntry.objects.filter(character=character, section="neko", source="character_card")
     return [e.source_id for e in cards.order_by("position")]
 

@@ -74,6 +74,7 @@ def test_an_old_install_imports_with_its_legacy_files(neko_root):
         "ref_legacy0000000006": "denied",
     }
     [shard] = {r.archive_shard_path for r in archived}
+    assert shard is not None
     assert shard.startswith("2024-06-01_") and shard.endswith(".json")
 
 
