@@ -3,7 +3,9 @@
 Checked before every request (one stat); when the file changed, every character of ``猫娘`` exists
 and carries its card and the master's name, and the layers' card hooks run (persona mirrors the card
 into its protected entries). Nothing is ever deleted: a character that left the file stays, with its
-memory, and the status view lists it as vanished until the user deletes or renames it.
+memory, and the status view lists it as vanished until the user deletes or renames it. A rename in the
+main server (one name gone and one new name in the same edit, the new one unknown here) renames the
+stored character, so its memory follows, as ``/release_character`` + rename does.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,12 @@ from django.db import transaction
 
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
-from nekomem.characters.services import character_get_or_create
+from nekomem.characters.services import (
+    CharacterNameTaken,
+    CharacterNotFound,
+    character_get_or_create,
+    character_rename,
+)
 from nekomem.install import install_config_dir
 from nekomem.install.characters import InstallCharacters, character_card, parse_characters
 from nekomem.install.files import FileState, WatchedJsonFile
@@ -47,6 +54,7 @@ class CharactersSync:
     characters: list[str]
     invalid_names: list[str]
     changed: list[str]
+    renamed: dict[str, str]  # old name → new name
 
 
 _watch_lock = threading.Lock()
@@ -90,11 +98,39 @@ def stored_card(install: InstallCharacters, name: str) -> dict[str, Any]:
     return card
 
 
-def characters_apply(install: InstallCharacters) -> CharactersSync:
-    """Every character of the file exists with its card and the master's name; returns what changed."""
+def _rename_of(previous: list[str] | None, install: InstallCharacters) -> tuple[str, str] | None:
+    """One name gone and one new name in the same edit of the file: the original's rename (it writes
+    the file once per rename). Anything else (two changes at once, a first reading) is no rename."""
+    if previous is None:
+        return None
+    gone = [name for name in previous if name not in install.cards]
+    added = [name for name in install.cards if name not in previous]
+    return (gone[0], added[0]) if len(gone) == 1 and len(added) == 1 else None
+
+
+def _follow_rename(old: str, new: str) -> bool:
+    """Rename the stored character as the main server renamed it, so its memory follows the name.
+    Only while the new name has no character of its own: nothing is merged or overwritten."""
+    if not Character.objects.filter(name=old).exists() or Character.objects.filter(name=new).exists():
+        return False
+    try:
+        character_rename(name=old, new_name=new)
+    except (CharacterNotFound, CharacterNameTaken, InvalidCharacterName):
+        return False  # another worker followed it first, or the name is not one we can hold
+    logger.info("install characters.json: a character was renamed; its memory follows")
+    return True
+
+
+def characters_apply(install: InstallCharacters, *, previous: list[str] | None = None) -> CharactersSync:
+    """Every character of the file exists with its card and the master's name; returns what changed.
+
+    ``previous``: the names of the last copy applied, to recognise a rename."""
     names: list[str] = []
     invalid: list[str] = []
     changed: list[str] = []
+    renamed: dict[str, str] = {}
+    if (rename := _rename_of(previous, install)) is not None and _follow_rename(*rename):
+        renamed[rename[0]] = rename[1]
     for name in install.cards:
         try:
             validate_character_name(name)
@@ -114,7 +150,9 @@ def characters_apply(install: InstallCharacters) -> CharactersSync:
     if invalid:
         logger.warning("install characters.json: %d names are not valid character names", len(invalid))
     logger.info("install characters.json applied characters=%d changed=%d", len(names), len(changed))
-    return CharactersSync(generation=0, characters=names, invalid_names=invalid, changed=changed)
+    return CharactersSync(
+        generation=0, characters=names, invalid_names=invalid, changed=changed, renamed=renamed
+    )
 
 
 def characters_sync_if_changed() -> CharactersSync | None:
@@ -126,8 +164,9 @@ def characters_sync_if_changed() -> CharactersSync | None:
     with _sync_lock:
         if state.generation == _applied_generation:
             return None
-        result = characters_apply(parse_characters(state.data))
-        _last_sync = CharactersSync(state.generation, result.characters, result.invalid_names, result.changed)
+        previous = _last_sync.characters if _last_sync is not None else None
+        result = characters_apply(parse_characters(state.data), previous=previous)
+        _last_sync = replace(result, generation=state.generation)
         _applied_generation = state.generation
         return _last_sync
 

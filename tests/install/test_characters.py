@@ -137,6 +137,38 @@ def test_a_character_that_left_the_file_is_kept_and_reported(client, internal_cl
     assert install["vanished"] == ["小白"] and install["characters"] == ["小天"]
 
 
+def rename_character(data, old, new):
+    data["猫娘"] = {(new if name == old else name): card for name, card in data["猫娘"].items()}
+
+
+def test_a_rename_in_the_main_server_takes_the_memory_along(client, internal_client, neko_root):
+    new_dialog(client, "小白")
+    xiaobai = Character.objects.get(name="小白")
+    edit_characters(neko_root, lambda data: rename_character(data, "小白", "小黑"))
+    assert "喜欢的食物: 鱼干、牛奶" in new_dialog(client, "小黑")
+    assert Character.objects.get(name="小黑").pk == xiaobai.pk
+    assert not Character.objects.filter(name="小白").exists()
+    assert internal_client.get("/api/v1/status/").json()["install"]["vanished"] == []
+
+
+def test_a_removal_then_a_new_character_is_no_rename(client, neko_root):
+    new_dialog(client)
+    edit_characters(neko_root, lambda data: data["猫娘"].pop("小白"))
+    new_dialog(client)
+    edit_characters(neko_root, lambda data: data["猫娘"].update({"小黑": {"性格": "好奇"}}))
+    new_dialog(client)
+    assert set(Character.objects.values_list("name", flat=True)) == {"小天", "小白", "小黑"}
+
+
+def test_a_rename_onto_a_name_we_already_hold_merges_nothing(client, neko_root):
+    new_dialog(client)
+    other = Character.objects.create(name="小黑")
+    edit_characters(neko_root, lambda data: rename_character(data, "小白", "小黑"))
+    new_dialog(client)
+    assert Character.objects.filter(name="小白").exists()
+    assert Character.objects.get(name="小黑").pk == other.pk
+
+
 def test_an_unchanged_file_is_not_read_again(client, neko_root):
     new_dialog(client)
     path = characters_file(neko_root)
@@ -145,6 +177,13 @@ def test_an_unchanged_file_is_not_read_again(client, neko_root):
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     new_dialog(client)
     assert Character.objects.get(name="小天").master_name == "手改的"
+
+
+def test_get_persona_shows_an_edited_card(client, neko_root):
+    client.get("/get_persona/小天")
+    edit_characters(neko_root, lambda data: data["猫娘"]["小天"].update({"性格": "开朗活泼"}))
+    persona = json.dumps(client.get("/get_persona/小天").json(), ensure_ascii=False)
+    assert "性格: 开朗活泼" in persona and "温柔又有点傲娇" not in persona
 
 
 def test_standalone_reads_no_install(client, settings):
