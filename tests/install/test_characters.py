@@ -135,6 +135,8 @@ def test_a_character_that_left_the_file_is_kept_and_reported(client, internal_cl
     assert Character.objects.filter(name="小白").exists()
     install = internal_client.get("/api/v1/status/").json()["install"]
     assert install["vanished"] == ["小白"] and install["characters"] == ["小天"]
+    page = client.get("/").content.decode()
+    assert 'data-testid="install-vanished"' in page and "小白" in page
 
 
 def rename_character(data, old, new):
