@@ -180,27 +180,28 @@ def card_sync(*, character: Character, state: PersonaState, now: datetime) -> in
             event_type = "persona.entry_updated"
         entry.text, entry.section = text, entity
         entry_save(entry, event_type=event_type)
+        existing[entry_id] = entry
         changed += 1
-    for entry_id, entry in existing.items():
+    for entry_id, entry in list(existing.items()):
         if entry_id not in wanted:
             entry_event(entry, "persona.entry_updated", removed=True)
             entry.delete()
+            del existing[entry_id]
             changed += 1
-    changed += _card_order_keep(character_id=character.pk, wanted=list(wanted))
+    changed += _card_order_keep(entries=list(existing.values()), wanted=list(wanted))
     state.card_sha256 = card_sha(character.card)
     state.save(update_fields=["card_sha256"])
     return changed
 
 
-def _card_order_keep(*, character_id: int, wanted: list[str]) -> int:
+def _card_order_keep(*, entries: list[PersonaEntry], wanted: list[str]) -> int:
     """Card entries stand in card order within their section: a field added in the middle of the card
     takes its place there, not at the end. The positions the card entries hold are handed out again
     in card order, so the other entries keep theirs."""
     moved = 0
     rank = {entry_id: i for i, entry_id in enumerate(wanted)}
-    entries = PersonaEntry.objects.filter(character_id=character_id, source=CARD_SOURCE, protected=True)
     by_section: dict[str, list[PersonaEntry]] = {}
-    for entry in entries.order_by("position", "pk"):
+    for entry in sorted(entries, key=lambda e: (e.position, e.pk or 0)):
         by_section.setdefault(entry.section, []).append(entry)
     for section_entries in by_section.values():
         positions = [e.position for e in section_entries]
