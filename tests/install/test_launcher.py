@@ -86,6 +86,8 @@ def test_an_older_builds_bare_loopback_call_passes(install):
     server, _ = install
     assert call(server.port, "POST", "/internal/memory/reset_confirmed_at").status == 200
     assert call(server.port, "POST", "/reload").status == 200
+    released = call(server.port, "POST", "/release_character/小白")
+    assert released.status == 200 and released.json()["status"] == "success"
 
 
 def test_a_browser_without_the_token_is_refused(install):
