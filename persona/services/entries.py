@@ -178,6 +178,8 @@ def card_sync(*, character: Character, state: PersonaState, now: datetime) -> in
             event_type = "persona.fact_added"
         else:
             event_type = "persona.entry_updated"
+            if entry.text != text:  # the vector was of the old text (§12: dropped with the token count)
+                entry.embedding, entry.embedding_text_sha256, entry.embedding_model_id = "", "", ""
         entry.text, entry.section = text, entity
         entry_save(entry, event_type=event_type)
         existing[entry_id] = entry

@@ -76,7 +76,9 @@ def test_an_edited_card_and_a_removed_field_show_in_the_next_new_dialog(client, 
     new_dialog(client)
     xiaotian = Character.objects.get(name="小天")
     entry = PersonaEntry.objects.get(character=xiaotian, entry_id=card_entry_id("neko", "性格"))
-    PersonaEntry.objects.filter(pk=entry.pk).update(token_count=7, token_count_text_sha256="stale")
+    PersonaEntry.objects.filter(pk=entry.pk).update(
+        token_count=7, token_count_text_sha256="stale", embedding="AAAA", embedding_text_sha256="old"
+    )
 
     def change(data):
         card = data["猫娘"]["小天"]
@@ -91,6 +93,7 @@ def test_an_edited_card_and_a_removed_field_show_in_the_next_new_dialog(client, 
     assert "口头禅" not in text and "喵呜" not in text
     entry.refresh_from_db()
     assert entry.text == "性格: 开朗活泼" and entry.token_count_text_sha256 != "stale"
+    assert entry.embedding == "" and entry.embedding_text_sha256 == ""
     assert not PersonaEntry.objects.filter(
         character=xiaotian, entry_id=card_entry_id("neko", "口头禅")
     ).exists()
