@@ -121,3 +121,14 @@ def test_the_directorys_own_recent_json_wins_over_the_legacy_file(neko_root):
     import_memory(neko_root / "memory")
     contents = [m.data["content"] for m in RecentMessage.objects.filter(character__name="小天")]
     assert "旧的" not in contents and contents
+
+
+def test_the_export_carries_the_marker_and_the_seeded_evidence(neko_root, tmp_path):
+    import_memory(neko_root / "memory")
+    call_command("export_memory", str(tmp_path / "out"), "--character", "小白", stdout=StringIO())
+    persona = json.loads((tmp_path / "out/小白/persona.json").read_text(encoding="utf-8"))
+    assert [e["id"] for e in persona["__meta__"]["facts"]] == [MARKER]
+    reflections = json.loads((tmp_path / "out/小白/reflections.json").read_text(encoding="utf-8"))
+    assert {r["id"]: r["reinforcement"] for r in reflections}["ref_legacy0000000002"] == 1.0
+    assert not (tmp_path / "out/小白/reflections_archive.json").exists()
+    assert list((tmp_path / "out/小白/reflection_archive").glob("2024-06-01_*.json"))
