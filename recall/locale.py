@@ -43,7 +43,7 @@ def elapsed_text(language: str, seconds: float) -> str:
 
 
 def holiday_text(language: str, day: date) -> str | None:
-    """"Today is …" for a day the locale names (fixed-date and, for zh, zh-TW and ko, lunar)."""
+    """ "Today is …" for a day the locale names (fixed-date and, for zh, zh-TW and ko, lunar)."""
     names = holiday_names(day, HOLIDAYS.get(language, HOLIDAYS["en"]))
     if not names:
         return None

@@ -20,6 +20,7 @@ LINE_OVERHEAD_TOKENS = 40  # numbering, label, date and age around the text
 SEPARATOR_TOKENS = 1
 BLOCK_TOKENS = 2204  # the whole block, header included
 
+
 def _strings(language: str) -> dict[str, Any]:
     return locale.strings(language)
 
