@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from nekomem.language.codes import SUPPORTED_LANGUAGES, normalize_language
+from nekomem.language.codes import SUPPORTED_LANGUAGES, normalize_language, supported_language
 
 # What the companion calls the user when the card names no master, in the user's language.
 _DEFAULT_MASTER = {
@@ -77,6 +77,7 @@ def _traditional(han: str, fallback: str | None) -> bool:
 def language_of(texts: list[str], fallback: str | None) -> str | None:
     """The language of the user's own words by script; Latin text keeps an es/pt/en fallback (those
     three are not told apart here), ``en`` otherwise; no words → the fallback."""
+    fallback = supported_language(fallback) or fallback
     sample = "".join(texts)[:500]
     letters = [ch for ch in sample if ch.isalpha()]
     if not letters:
