@@ -9,6 +9,7 @@ from __future__ import annotations
 from nekomem.language.tables import load_locale_tables
 from nekomem.locale import (
     language_of,  # noqa: F401  re-exported: the layer's prompts choose by it
+    master_display_name,
     resolve_language,
 )
 
@@ -22,6 +23,11 @@ def _prompt(language: str | None, key: str) -> str:
     return PROMPTS[resolve_language(language)][key]
 
 
+def _master(master: str, language: str | None) -> str:
+    """The card's name for the master, else the locale's word (主人, Master, ご主人様, …)."""
+    return master_display_name(master, resolve_language(language))
+
+
 def render_dialogue(lines: list[tuple[str, str]]) -> str:
     body = "\n".join(f"{role} | {content}" for role, content in lines)
     return f"{DIALOGUE_OPEN}\n{body}\n{DIALOGUE_CLOSE}"
@@ -30,7 +36,7 @@ def render_dialogue(lines: list[tuple[str, str]]) -> str:
 def extraction_messages(
     *, name: str, master: str, lines: list[tuple[str, str]], language: str | None
 ) -> list[dict[str, str]]:
-    system = _prompt(language, "extract").format(name=name, master=master)
+    system = _prompt(language, "extract").format(name=name, master=_master(master, language))
     return [{"role": "system", "content": system}, {"role": "user", "content": render_dialogue(lines)}]
 
 
@@ -38,7 +44,9 @@ def disclosure_messages(
     *, name: str, master: str, lines: list[tuple[str, str]], known: list[str], language: str | None
 ) -> list[dict[str, str]]:
     known_text = "\n".join(f"- {k}" for k in known) or "-"
-    system = _prompt(language, "disclosure").format(name=name, master=master, known=known_text)
+    system = _prompt(language, "disclosure").format(
+        name=name, master=_master(master, language), known=known_text
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": render_dialogue(lines)}]
 
 

@@ -1,4 +1,3 @@
-
 """Prompts of the reflections layer, in our own words, in the eight locales
 (``reflections/locales/<code>.py``)."""
 
@@ -6,13 +5,18 @@ from __future__ import annotations
 
 from facts.services import render_dialogue
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import resolve_language
+from nekomem.locale import master_display_name, resolve_language
 
 PROMPTS: dict[str, dict[str, str]] = load_locale_tables("reflections.locales", "PROMPTS")
 
 
 def _prompt(language: str | None, key: str) -> str:
     return PROMPTS[resolve_language(language)][key]
+
+
+def _master(master: str, language: str | None) -> str:
+    """The card's name for the master, else the locale's word (主人, Master, ご主人様, …)."""
+    return master_display_name(master, resolve_language(language))
 
 
 # Words that suggest the master is correcting or denying something (§3.4's keyword hook).
@@ -46,7 +50,7 @@ def synthesis_messages(
     related_lines = "\n".join(f"- {text}" for text in related) or "-"
     return _user(
         _prompt(language, "synthesis").format(
-            name=name, master=master, facts=fact_lines, related=related_lines
+            name=name, master=_master(master, language), facts=fact_lines, related=related_lines
         )
     )
 
@@ -60,7 +64,7 @@ def feedback_messages(
     language: str | None,
 ) -> list[dict[str, str]]:
     rendered = "\n".join(f"- [{rid}] {text}" for rid, text in items)
-    system = _prompt(language, "feedback").format(name=name, master=master, items=rendered)
+    system = _prompt(language, "feedback").format(name=name, master=_master(master, language), items=rendered)
     return [{"role": "system", "content": system}, {"role": "user", "content": render_dialogue(lines)}]
 
 
@@ -69,7 +73,10 @@ def signal_messages(
 ) -> list[dict[str, str]]:
     return _user(
         _prompt(language, "signals").format(
-            name=name, master=master, observations="\n".join(observations) or "-", facts="\n".join(facts)
+            name=name,
+            master=_master(master, language),
+            observations="\n".join(observations) or "-",
+            facts="\n".join(facts),
         )
     )
 
@@ -80,7 +87,7 @@ def keyword_messages(
     return _user(
         _prompt(language, "keyword").format(
             name=name,
-            master=master,
+            master=_master(master, language),
             messages="\n".join(f"- {m}" for m in messages),
             observations="\n".join(observations) or "-",
         )
@@ -93,7 +100,7 @@ def rebuttal_messages(
     return _user(
         _prompt(language, "rebuttal").format(
             name=name,
-            master=master,
+            master=_master(master, language),
             observations="\n".join(observations),
             messages="\n".join(f"- {m}" for m in messages),
         )
