@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from nekomem.characters.models import Character
 from nekomem.language.codes import SUPPORTED_LANGUAGES
 from recall.context import working_context_render
 from tests.characters.factories import CharacterFactory
@@ -182,7 +183,9 @@ def test_new_dialog_in_each_locale_splits_and_reads_in_that_locale(client, post_
 
     # Days later, on a holiday of the locale: the gap hints and the holiday line close the context.
     day, holiday = case.holiday
-    later = working_context_render(character=character, language=language, now=day)
+    later = working_context_render(
+        character=Character.objects.get(name=case.name), language=language, now=day
+    )
     tail = later.rstrip("\n").splitlines()
     assert tail[-1] == holiday
     assert case.gap in tail[-2] and day.strftime("%Y-%m-%d %H:%M") in tail[-2]

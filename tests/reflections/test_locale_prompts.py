@@ -1,4 +1,3 @@
-
 """Every locale, through the loopback LLM: extraction, synthesis and the feedback check ask in the
 user's language (the locale's own prompt), and what the model answers in that language is stored as it
 came (reference §7: facts and reflections keep the language they were said in)."""
