@@ -18,6 +18,7 @@ from nekomem.language.codes import SUPPORTED_LANGUAGES
 from nekomem.locale import default_master_name
 from reflections.models import Reflection
 from reflections.prompts import PROMPTS as REFLECTION_PROMPTS
+from reflections.prompts import keyword_messages, rebuttal_messages, signal_messages
 from tests.facts.test_extraction import fact_reply
 from tests.reflections.test_synthesis import synthesis_reply
 from tests.support.llm_server import json_content
@@ -156,3 +157,23 @@ def test_prompts_follow_the_users_language_and_answers_are_stored_as_they_came(
         first_line(REFLECTION_PROMPTS[language]["feedback"], name="Mio", master=master)
     )
     assert Reflection.objects.get(reflection_id=reflection_id).status == Reflection.Status.CONFIRMED
+
+
+@pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)
+def test_stage2_keyword_and_rebuttal_prompts_are_the_locales(language):
+    master = default_master_name(language)
+    table = REFLECTION_PROMPTS[language]
+    built = {
+        "signals": signal_messages(
+            name="Mio", master="", observations=["[r1] x"], facts=["[f1] y"], language=language
+        ),
+        "keyword": keyword_messages(
+            name="Mio", master="", messages=["no"], observations=["[r1] x"], language=language
+        ),
+        "rebuttal": rebuttal_messages(
+            name="Mio", master="", observations=["[r1] x"], messages=["no"], language=language
+        ),
+    }
+    for key, messages in built.items():
+        assert messages[0]["content"].startswith(first_line(table[key], name="Mio", master=master)), key
+        assert "[r1] x" in messages[0]["content"]
