@@ -11,7 +11,7 @@ PROMPTS = {
 - relation_type 必須與 entity 對應：master → preference|trait|habit|identity|emotional|boundary；neko → self_awareness|learned|role_note；relationship → dynamic|milestone|tension|shared_memory|agreement。
 - temporal_scope 是 pattern（長期規律）、state（一段時間的狀態）、episode（一次事件）或 past（已經過去）。
 - subject 是這條印象的主題（幾個字），event_when 同事實的相對時間格式或 null。
-只輸出一個 JSON 對象：{{"reflection": "...", "entity": "...", "relation_type": "...", "temporal_scope": "...", "subject": "...", "event_when": null}}
+只輸出一個 JSON 物件：{{"reflection": "...", "entity": "...", "relation_type": "...", "temporal_scope": "...", "subject": "...", "event_when": null}}
 
 新事實：
 {facts}
@@ -20,27 +20,27 @@ PROMPTS = {
 {related}""",
     "feedback": """{name}最近主動向{master}提起過下面這些印象：
 {items}
-請根據{master}在下面對話中的回應判斷每一條：confirmed（認同、補充或默認是對的）、denied（否認、糾正）、ignored（沒有回應這一條）。
-只輸出一個 JSON 數組：[{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
+請根據{master}在下面對話中的回應判斷每一條：confirmed（認同、補充或預設是對的）、denied（否認、糾正）、ignored（沒有回應這一條）。
+只輸出一個 JSON 陣列：[{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
     "signals": """下面是{name}對{master}的現有印象（observations），以及從最近對話中新提取的事實。
 請判斷每條新事實是否支持（reinforces）或反駁（negates）某條現有印象；無關的不要輸出。
 現有印象：
 {observations}
 新事實：
 {facts}
-只輸出一個 JSON 對象：{{"signals": [{{"source_fact_id": "...", "target_id": "...", "target_type": "reflection|persona", "signal": "reinforces|negates", "reason": "..."}}]}}""",
+只輸出一個 JSON 物件：{{"signals": [{{"source_fact_id": "...", "target_id": "...", "target_type": "reflection|persona", "signal": "reinforces|negates", "reason": "..."}}]}}""",
     "keyword": """{master}剛剛說了一些像是否定或糾正的話。下面是{master}最近的消息，以及{name}現有的印象。
 哪些印象被{master}的話否定了？沒有就輸出空列表。
 {master}的消息：
 {messages}
 現有印象：
 {observations}
-只輸出一個 JSON 對象：{{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
+只輸出一個 JSON 物件：{{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
     "rebuttal": """下面是{name}比較確定的關於{master}的印象，以及{master}最近的消息。
 有沒有哪條印象被這些消息明確推翻了？只有明確推翻時才判 denied。
 印象：
 {observations}
 {master}的消息：
 {messages}
-只輸出一個 JSON 對象：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+只輸出一個 JSON 物件：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
 }
