@@ -20,7 +20,7 @@ PROMPTS = {
 {related}""",
     "feedback": """{name}最近主動向{master}提起過下面這些印象：
 {items}
-請根據{master}在下面對話中的回應判斷每一條：confirmed（認同、補充或預設是對的）、denied（否認、糾正）、ignored（沒有回應這一條）。
+請根據{master}在下面對話中的回應判斷每一條：confirmed（認同、補充或默認是對的）、denied（否認、糾正）、ignored（沒有回應這一條）。
 只輸出一個 JSON 陣列：[{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
     "signals": """下面是{name}對{master}的現有印象（observations），以及從最近對話中新提取的事實。
 請判斷每條新事實是否支持（reinforces）或反駁（negates）某條現有印象；無關的不要輸出。
