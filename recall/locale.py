@@ -48,3 +48,9 @@ def holiday_text(language: str, day: date) -> str | None:
     if not names:
         return None
     return text(language, "holiday", holiday=text(language, "holiday_join").join(names))
+
+
+def warm_holiday_calendar() -> None:
+    from django.utils import timezone
+
+    holiday_text("zh", timezone.localdate())
