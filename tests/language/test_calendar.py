@@ -54,3 +54,10 @@ def test_an_ordinary_day_has_no_line_and_lunar_days_stay_with_their_locales():
 )
 def test_the_gap_reads_in_the_locale(language, seconds, expected):
     assert locale.elapsed_text(language, seconds) == expected
+
+
+def test_the_calendar_is_warmed_as_the_server_starts():
+    from nekomem.runtime import warmups
+
+    assert warmups._warm_ups["holiday-calendar"] is locale.warm_holiday_calendar
+    locale.warm_holiday_calendar()  # runs without a database
