@@ -36,7 +36,7 @@ Mensajes de {master}:
 Impresiones:
 {observations}
 Responde solo con un objeto JSON: {{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
-    "rebuttal": """Abajo están las impresiones sobre {master} de las que {name} está bastante segura, y los últimos mensajes de {master}.
+    "rebuttal": """Abajo están las impresiones sobre {master} de las que {name} tiene bastante certeza, y los últimos mensajes de {master}.
 ¿Algún mensaje desmiente claramente una impresión? Responde denied solo cuando lo haga con claridad.
 Impresiones:
 {observations}
