@@ -1,4 +1,3 @@
-
 """The recall block in each locale (reference §4.6): header, tier labels (raw turns included), the
 age of each line, and the "nothing found" texts; the memory text is never translated."""
 
