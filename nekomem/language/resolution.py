@@ -103,6 +103,8 @@ def language_of(texts: list[str], fallback: str | None) -> str | None:
     if counts["hangul"] * 4 >= total:
         return "ko"
     if counts["han"] * 4 >= total:
+        if fallback == "ja":  # kanji alone (東京大学) is as Japanese as it is Chinese
+            return "ja"
         return "zh-TW" if _traditional("".join(han_chars), fallback) else "zh"
     if counts["cyrillic"] * 4 >= total:
         return "ru"

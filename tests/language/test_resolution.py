@@ -42,7 +42,9 @@ def test_no_candidate_falls_back_to_the_server_language(settings):
         ("La semana pasada fui al cine", "es", "es"),
         ("Semana passada fui ao cinema", "pt-BR", "pt"),
         ("I went to the cinema last week", "ja", "en"),  # Latin text never reads as ja
-        ("咖啡", "zh-TW", "zh-TW"),  # the same in both scripts: the fallback decides
+        ("咖啡", "zh-TW", "zh-TW"),
+        ("東京大学", "ja", "ja"),  # kanji alone keeps a Japanese setting
+        ("東京大学", "zh", "zh"),  # the same in both scripts: the fallback decides
         ("", "ja", "ja"),
         ("123 !!", "ko", "ko"),
     ],
