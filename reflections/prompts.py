@@ -46,7 +46,8 @@ def _user(content: str) -> list[dict[str, str]]:
 def synthesis_messages(
     *, name: str, master: str, facts: list[tuple[str, int]], related: list[str], language: str | None
 ) -> list[dict[str, str]]:
-    fact_lines = "\n".join(f"- {text} (importance: {importance})" for text, importance in facts)
+    fact_line = _prompt(language, "fact_line")
+    fact_lines = "\n".join(fact_line.format(text=text, importance=importance) for text, importance in facts)
     related_lines = "\n".join(f"- {text}" for text in related) or "-"
     return _user(
         _prompt(language, "synthesis").format(

@@ -43,4 +43,5 @@ Impressions:
 {master}'s messages:
 {messages}
 Answer with one JSON object only: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importance: {importance})",
 }

@@ -43,4 +43,5 @@ Impresiones:
 Mensajes de {master}:
 {messages}
 Responde solo con un objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importancia: {importance})",
 }

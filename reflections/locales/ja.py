@@ -43,4 +43,5 @@ JSON オブジェクトを一つだけ出力してください：{{"targets": [{
 {master}のメッセージ：
 {messages}
 JSON オブジェクトを一つだけ出力してください：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text}（重要度：{importance}）",
 }

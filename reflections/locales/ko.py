@@ -43,4 +43,5 @@ JSON 객체 하나만 출력하세요: {{"targets": [{{"target_id": "...", "reas
 {master}의 메시지:
 {messages}
 JSON 객체 하나만 출력하세요: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (중요도: {importance})",
 }

@@ -43,4 +43,5 @@ Impressões:
 Mensagens de {master}:
 {messages}
 Responda apenas com um objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importância: {importance})",
 }

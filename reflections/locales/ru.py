@@ -43,4 +43,5 @@ PROMPTS = {
 Сообщения {master}:
 {messages}
 Ответь только одним JSON-объектом: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (важность: {importance})",
 }

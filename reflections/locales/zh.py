@@ -43,4 +43,5 @@ PROMPTS = {
 {master}的消息：
 {messages}
 只输出一个 JSON 对象：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text}（重要程度：{importance}）",
 }

@@ -43,4 +43,5 @@ PROMPTS = {
 {master}的消息：
 {messages}
 只輸出一個 JSON 物件：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text}（重要程度：{importance}）",
 }
