@@ -16,6 +16,8 @@ from typing import Any
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_memory_touched
 from nekomem.evidence import evidence_score
+from nekomem.language.plurals import plural
+from nekomem.language.tables import load_locale_tables
 from nekomem.locale import master_display_name
 from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry, PersonaSection, PersonaState
@@ -64,50 +66,15 @@ _REFLECTION_FIELDS = (
     *_EVIDENCE_FIELDS,
 )
 
-_TEXT: dict[str, dict[str, str]] = {
-    "zh": {
-        "master": "### 关于{master}",
-        "neko": "### 关于{ai}",
-        "relationship": "### 关系动态",
-        "scoped": "### 关于{subject}",
-        "other": "### {section}",
-        "pending": "### {ai}最近的印象（还不太确定）",
-        "confirmed": "### {ai}比较确定的印象",
-        "past_open": "======以下为较久远的记忆======",
-        "past_note": "（这些是较早以前的事，只作背景参考；除非{master}主动提起，否则不要提及。）",
-        "past_close": "======以上为较久远的记忆======",
-        "suppressed": "### 暂不主动提及的内容（{ai}记得，但最近提到太多次了，不要再主动提起）",
-        "now": "刚刚",
-        "days": "{n}天前",
-        "weeks": "{n}周前",
-        "months": "{n}个月前",
-        "legacy": "{name}记得：{line}",
-    },
-    "en": {
-        "master": "### About {master}",
-        "neko": "### About {ai}",
-        "relationship": "### Relationship dynamics",
-        "scoped": "### About {subject}",
-        "other": "### {section}",
-        "pending": "### {ai}'s recent impressions (not yet sure)",
-        "confirmed": "### What {ai} is fairly sure of",
-        "past_open": "======Older memories below======",
-        "past_note": "(These are from a while ago, for background only; do not bring them up unless "
-        "{master} does.)",
-        "past_close": "======Older memories above======",
-        "suppressed": "### Not to bring up for now ({ai} remembers these, but they came up too often "
-        "lately; do not raise them again)",
-        "now": "just now",
-        "days": "{n} days ago",
-        "weeks": "{n} weeks ago",
-        "months": "{n} months ago",
-        "legacy": "{name} remembers: {line}",
-    },
-}
+_TEXT: dict[str, dict[str, Any]] = load_locale_tables("persona.locales")
 
 
 def _t(language: str, key: str, **values: object) -> str:
-    return _TEXT.get(language, _TEXT["en"])[key].format(**values)
+    return str(_TEXT.get(language, _TEXT["en"])[key]).format(**values)
+
+
+def _ago(language: str, key: str, n: int) -> str:
+    return plural(language, _TEXT.get(language, _TEXT["en"])[key], n)
 
 
 @lru_cache(maxsize=50_000)
@@ -126,10 +93,10 @@ def age_label(language: str, anchor: datetime, now: datetime) -> str:
     if days < 1:
         return _t(language, "now")
     if days < 7:
-        return _t(language, "days", n=days)
+        return _ago(language, "days", days)
     if days < 30:
-        return _t(language, "weeks", n=days // 7)
-    return _t(language, "months", n=days // 30)
+        return _ago(language, "weeks", days // 7)
+    return _ago(language, "months", days // 30)
 
 
 def _anchor(reflection: Reflection) -> datetime:

@@ -18,9 +18,12 @@ class RecallConfig(AppConfig):
 
         from nekomem.runtime.warmups import register_warm_up
         from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
+        from recall.locale import warm_holiday_calendar
 
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
         register_warm_up("recall-indexes", recall_indexes_warm_up)
+        # The lunar calendar's tables load on first use (~80 ms): not on the first /new_dialog.
+        register_warm_up("holiday-calendar", warm_holiday_calendar)
 
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.runtime.status import register_vector_counter

@@ -67,9 +67,8 @@ def gap_lines(character: Character, language: str, now: datetime, last: datetime
 
 
 def holiday_line(language: str, now: datetime) -> list[str]:
-    local = timezone.localtime(now)
-    holiday = locale.HOLIDAYS.get((local.month, local.day))
-    return [locale.text(language, "holiday", holiday=holiday[language])] if holiday else []
+    line = locale.holiday_text(language, timezone.localtime(now).date())
+    return [line] if line else []
 
 
 def long_term_memory(character: Character, language: str, now: datetime) -> str:
@@ -80,8 +79,7 @@ def long_term_memory(character: Character, language: str, now: datetime) -> str:
     )
     if not markdown:
         markdown = settings_text(character=character, state=state, language=language)
-    header = locale.text(language, "persona_header", name=character.name)
-    return header + (markdown + "\n" if markdown else "")
+    return locale.text(language, "persona_header", name=character.name) + markdown
 
 
 def working_context_render(*, character: Character, language: str, now: datetime | None = None) -> str:
@@ -89,10 +87,11 @@ def working_context_render(*, character: Character, language: str, now: datetime
     long-term-memory block's cache is checked against."""
     now = now or timezone.now()
     window, last = recent_window_with_last_time(character_id=character.pk)
+    # The header ends with a newline and the sentence follows it directly (reference §5.1).
     lines = [
         long_term_memory(character, language, now)
-        + locale.text(language, "inner_thoughts_header", name=character.name),
-        locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
+        + locale.text(language, "inner_thoughts_header", name=character.name)
+        + locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
         *recent_lines(character, language, window),
         *gap_lines(character, language, now, last),
         *holiday_line(language, now),

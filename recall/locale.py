@@ -1,67 +1,56 @@
-"""Localised text of the working context (zh and en)."""
+"""Localised text of the working context and the recall block, in the eight locales
+(``recall/locales/<code>.py``, the same keys in each)."""
 
 from __future__ import annotations
 
-STRINGS: dict[str, dict[str, str]] = {
-    "zh": {
-        "persona_header": "\n======{name}的长期记忆======\n",
-        "inner_thoughts_header": "======{name}的内心活动======",
-        # Wire format, word for word: the chat server splits /new_dialog at the end of this sentence.
-        "inner_thoughts": "现在时间是{time}。开始聊天前，{name}又在脑海内整理了近期发生的事情。",
-        "system_label": "SYSTEM",
-        "gap": "距离上次与{master}聊天已经过去了{elapsed}。",
-        "gap_now": "现在的时间是{time}。",
-        "gap_long": "{name}意识到已经很久没有和{master}说话了，有点想知道{master}最近过得怎么样。",
-        "holiday": "今天是{holiday}。",
-        "days": "{n}天",
-        "hours": "{n}小时",
-        "minutes": "{n}分钟",
-        "join": "",
-    },
-    "en": {
-        "persona_header": "\n======{name}'s long-term memory======\n",
-        "inner_thoughts_header": "======{name}'s inner thoughts======",
-        # Wire format, word for word: the chat server splits /new_dialog at the end of this sentence.
-        "inner_thoughts": "The current time is {time}. Before the conversation begins, {name} is mentally "
-        "reviewing recent events.",
-        "system_label": "SYSTEM",
-        "gap": "It has been {elapsed} since the last chat with {master}.",
-        "gap_now": "The current time is {time}.",
-        "gap_long": "{name} realises it has been a long time since talking with {master}, "
-        "and wonders how {master} has been.",
-        "holiday": "Today is {holiday}.",
-        "days": "{n} days",
-        "hours": "{n} hours",
-        "minutes": "{n} minutes",
-        "join": " ",
-    },
-}
+from datetime import date
+from typing import Any
 
-# Fixed-date holidays only; lunar-calendar ones (春节, 中秋) need a calendar table we do not ship yet.
-HOLIDAYS: dict[tuple[int, int], dict[str, str]] = {
-    (1, 1): {"zh": "元旦", "en": "New Year's Day"},
-    (2, 14): {"zh": "情人节", "en": "Valentine's Day"},
-    (5, 1): {"zh": "劳动节", "en": "Labour Day"},
-    (10, 1): {"zh": "国庆节", "en": "National Day"},
-    (10, 31): {"zh": "万圣节", "en": "Halloween"},
-    (12, 24): {"zh": "平安夜", "en": "Christmas Eve"},
-    (12, 25): {"zh": "圣诞节", "en": "Christmas Day"},
-}
+from nekomem.language.calendar import holiday_names
+from nekomem.language.plurals import plural
+from nekomem.language.tables import load_locale_tables
+
+STRINGS: dict[str, dict[str, Any]] = load_locale_tables("recall.locales")
+HOLIDAYS: dict[str, dict[str, str]] = load_locale_tables("recall.locales", "HOLIDAYS")
+
+
+def strings(language: str) -> dict[str, Any]:
+    return STRINGS.get(language, STRINGS["en"])
 
 
 def text(language: str, key: str, **values: object) -> str:
-    return STRINGS.get(language, STRINGS["en"])[key].format(**values)
+    return str(strings(language)[key]).format(**values)
+
+
+def counted(language: str, key: str, n: int) -> str:
+    """A plural-aware count: ``counted("ru", "days_ago", 3)`` → "3 дня назад"."""
+    return plural(language, strings(language)[key], n)
 
 
 def elapsed_text(language: str, seconds: float) -> str:
     minutes_total = int(seconds // 60)
     days, rest = divmod(minutes_total, 24 * 60)
     hours, minutes = divmod(rest, 60)
+    units = strings(language)["elapsed"]
     parts = []
     if days:
-        parts.append(text(language, "days", n=days))
+        parts.append(plural(language, units["days"], days))
     if hours:
-        parts.append(text(language, "hours", n=hours))
+        parts.append(plural(language, units["hours"], hours))
     if minutes or not parts:
-        parts.append(text(language, "minutes", n=minutes))
-    return text(language, "join").join(parts)
+        parts.append(plural(language, units["minutes"], minutes))
+    return text(language, "elapsed_join").join(parts)
+
+
+def holiday_text(language: str, day: date) -> str | None:
+    """ "Today is …" for a day the locale names (fixed-date and, for zh, zh-TW and ko, lunar)."""
+    names = holiday_names(day, HOLIDAYS.get(language, HOLIDAYS["en"]))
+    if not names:
+        return None
+    return text(language, "holiday", holiday=text(language, "holiday_join").join(names))
+
+
+def warm_holiday_calendar() -> None:
+    from django.utils import timezone
+
+    holiday_text("zh", timezone.localdate())

@@ -13,43 +13,16 @@ from typing import Any
 from django.utils import timezone
 
 from nekomem.textproc import count_tokens, truncate_tokens
+from recall import locale
 
 ENTRY_TOKENS = 400  # per-entry text, truncated (not dropped)
 LINE_OVERHEAD_TOKENS = 40  # numbering, label, date and age around the text
 SEPARATOR_TOKENS = 1
 BLOCK_TOKENS = 2204  # the whole block, header included
 
-_TEXT = {
-    "zh": {
-        "header": "以下是与本次查询相关的记忆：",
-        "none": "没有找到相关的记忆。",
-        "loosen": "同时按内容和时间查找没有结果；可以只用其中一个条件再试一次。",
-        "today": "今天",
-        "days_ago": "{n}天前",
-        "in_days": "{n}天后",
-        "tier": {"fact": "事实", "reflection": "反思", "fact_archive": "旧事实", "persona": "人格"},
-        "entity": {"master": "关于主人", "neko": "关于自己", "relationship": "关系"},
-    },
-    "en": {
-        "header": "Memories related to this query:",
-        "none": "No relevant memories found.",
-        "loosen": "Nothing matched both the query and the time; try again with only one of them.",
-        "today": "today",
-        "days_ago": "{n} days ago",
-        "in_days": "in {n} days",
-        "tier": {
-            "fact": "fact",
-            "reflection": "reflection",
-            "fact_archive": "old fact",
-            "persona": "persona",
-        },
-        "entity": {"master": "about master", "neko": "about self", "relationship": "relationship"},
-    },
-}
-
 
 def _strings(language: str) -> dict[str, Any]:
-    return _TEXT.get(language, _TEXT["en"])
+    return locale.strings(language)
 
 
 def _anchor(row: dict[str, Any]) -> datetime | None:
@@ -78,9 +51,9 @@ def _when(row: dict[str, Any], language: str, now: datetime) -> str:
     if days == 0:
         age = strings["today"]
     elif days > 0:
-        age = strings["days_ago"].format(n=days)
+        age = locale.counted(language, "days_ago", days)
     else:
-        age = strings["in_days"].format(n=-days)
+        age = locale.counted(language, "in_days", -days)
     return f"({local:%Y-%m-%d}, {age})"
 
 
@@ -108,8 +81,8 @@ def render_recall_markdown(
     strings = _strings(language)
     now = now or timezone.now()
     if not rows:
-        return strings["loosen"] if query_and_time and not failed else strings["none"]
-    header = strings["header"]
+        return strings["recall_loosen"] if query_and_time and not failed else strings["recall_none"]
+    header = strings["recall_header"]
     budget = BLOCK_TOKENS - count_tokens(header) - SEPARATOR_TOKENS
     lines: list[str] = []
     for row in rows:
@@ -121,5 +94,5 @@ def render_recall_markdown(
         budget -= cost
         lines.append(line)
     if not lines:
-        return strings["none"]
+        return strings["recall_none"]
     return "\n".join([header, *lines])

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.characters.locks import wait_for_settled
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, validated_name
 from nekomem.locale import resolve_language
+from recall import locale
 from recall.context import working_context_render
 from recall.engine import CONFIGS
 from recall.index_cache import RecallIndexBuilding
@@ -30,19 +31,13 @@ def new_dialog(request: HttpRequest, name: str) -> HttpResponse:
 
 
 # The deprecated GET kept for old callers: a header, the query, and a pointer to /query_memory.
-_SEARCH_PLACEHOLDER = {
-    "zh": "======{name}试着回想======\n{query}\n\n"
-    "（这个入口的语义记忆已下线，请使用 POST /query_memory/{name}）",
-    "en": "======{name} tries to remember======\n{query}\n\n"
-    "(Semantic memory is offline on this route; use POST /query_memory/{name}.)",
-}
 
 
 @require_GET
 @validated_name
 def search_for_memory(request: HttpRequest, name: str, query: str) -> HttpResponse:
     language = resolve_language(request.GET.get("language"))
-    body = _SEARCH_PLACEHOLDER[language].format(name=name, query=query)
+    body = locale.text(language, "search_placeholder", name=name, query=query)
     return HttpResponse(body, content_type="text/plain; charset=utf-8")
 
 

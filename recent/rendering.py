@@ -1,21 +1,21 @@
 from __future__ import annotations
 
 from nekomem.characters.models import Character
+from nekomem.language.tables import load_locale_tables
 from nekomem.locale import master_display_name, resolve_language
 from recent.messages import content_text
 from recent.selectors import recent_window
 
-_INTRO = {
-    "zh": "以下是{name}与{master}最近的对话：",
-    "en": "Here is the recent conversation between {name} and {master}:",
-}
+# The opening is the second half of /new_dialog's inner-thoughts sentence (reference §5.1): game
+# flows read it, so it follows the locale too.
+_TEXT: dict[str, dict[str, str]] = load_locale_tables("recent.locales")
 
 
 def recent_history_text(*, character: Character, language: str | None = None) -> str:
     """Plain transcript for game flows: an intro line, then ``speaker | content``; memos bare."""
     lang = resolve_language(language, character.language)
     master = master_display_name(character.master_name, lang)
-    lines = [_INTRO[lang].format(name=character.name, master=master)]
+    lines = []
     for message in recent_window(character_id=character.pk):
         text = content_text(message.data.get("content"))
         if message.type == "system":
@@ -23,4 +23,5 @@ def recent_history_text(*, character: Character, language: str | None = None) ->
         else:
             speaker = master if message.type == "human" else character.name
             lines.append(f"{speaker} | {text}")
-    return "\n".join(lines) + "\n"
+    intro = _TEXT[lang]["history_intro" if lines else "history_empty"].format(name=character.name)
+    return "\n".join([intro, *lines]) + "\n"

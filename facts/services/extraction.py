@@ -103,7 +103,7 @@ def stage1_extract(
     language: str | None = None,
 ) -> list[FactDraft]:
     """One Stage-1 LLM call. Raises LLMUnavailable (no provider) or FactExtractionFailed."""
-    master = character.master_name or "主人"
+    master = character.master_name  # the prompt fills in the locale's word when it is empty
     lang = language_of([t for role, t in lines if role == "user"], language or character.language or None)
     if source == Fact.Source.AI_DISCLOSURE:
         prompt = disclosure_messages(

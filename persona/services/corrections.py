@@ -33,7 +33,7 @@ from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.locale import resolve_language
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.prompts import corrections_messages
+from persona.prompts import correction_line, corrections_messages
 from persona.services.entries import (
     correction_entry_add,
     entry_event,
@@ -87,14 +87,13 @@ def _trust(extra: dict[str, Any], side: str) -> str:
 
 def _line(index: int, correction: PersonaCorrection, language: str) -> str:
     extra = correction.extra or {}
-    if language == "zh":
-        return (
-            f"[{index}] 已有(trust={_trust(extra, 'old')}): {correction.old_text} | "
-            f"新观察(trust={_trust(extra, 'new')}): {correction.new_text}"
-        )
-    return (
-        f"[{index}] existing(trust={_trust(extra, 'old')}): {correction.old_text} | "
-        f"new observation(trust={_trust(extra, 'new')}): {correction.new_text}"
+    return correction_line(
+        index=index,
+        old_text=correction.old_text,
+        old_trust=_trust(extra, "old"),
+        new_text=correction.new_text,
+        new_trust=_trust(extra, "new"),
+        language=language,
     )
 
 

@@ -190,7 +190,7 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
         character = Character.objects.get(pk=character_id)
         messages = signal_messages(
             name=character.name,
-            master=character.master_name or "主人",
+            master=character.master_name,
             observations=lines,
             facts=[f"[{f.fact_id}] {f.text}" for f in facts],
             language=language_of([f.text for f in facts], character.language or None),
@@ -283,7 +283,7 @@ def reflections_keyword_hook(
             tier="emotion",
             messages=keyword_messages(
                 name=character.name,
-                master=character.master_name or "主人",
+                master=character.master_name,
                 messages=recent,
                 observations=lines,
                 language=language_of(recent, payload.get("language") or character.language or None),
@@ -376,7 +376,7 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
             tier="summary",
             messages=rebuttal_messages(
                 name=character.name,
-                master=character.master_name or "主人",
+                master=character.master_name,
                 observations=[
                     f"[{r.reflection_id}] {truncate_tokens(r.text, OBSERVATION_TOKENS)}" for r in reflections
                 ],

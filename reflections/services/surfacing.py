@@ -152,7 +152,7 @@ def reflections_feedback_check(
     items = list(dict.fromkeys((s.reflection_id, s.text) for s in awaiting))
     messages = feedback_messages(
         name=character.name,
-        master=character.master_name or "主人",
+        master=character.master_name,
         items=items,
         lines=lines,
         language=language_of(

@@ -149,7 +149,7 @@ def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> 
         related = related_context(character_id=character_id, facts=chosen, embedder=get_embedder(wait=False))
         messages = synthesis_messages(
             name=character.name,
-            master=character.master_name or "主人",
+            master=character.master_name,
             facts=[(f.text, f.importance) for f in chosen],
             related=related,
             language=language_of([f.text for f in chosen], character.language or None),

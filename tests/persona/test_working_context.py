@@ -74,13 +74,13 @@ def test_an_original_directory_renders_in_the_originals_order(client, tmp_path: 
         "======以下为较久远的记忆======",
         "======以上为较久远的记忆======",
         "### 暂不主动提及的内容（小天记得，但最近提到太多次了，不要再主动提起）",
-        "======小天的内心活动======",
+        "======以下是小天的内心活动======",
     ]
     master = text[text.index("### 关于主人") : text.index("### 关于小天")]
     assert master.splitlines()[1:3] == ["- 昵称: 阿凛", "- 主人喜欢喝冰美式"]  # protected first
     assert "团子" not in master  # suppressed: only in the don't-volunteer section
     assert "- 主人那阵子在搬家" not in text and re.search(r"- \[\d+周前\] 主人那阵子在搬家", text)
-    suppressed = text[text.index("### 暂不主动提及") : text.index("======小天的内心活动")]
+    suppressed = text[text.index("### 暂不主动提及") : text.index("======以下是小天的内心活动")]
     assert "- 主人养了一只叫团子的猫" in suppressed
     assert "主人以前喜欢集邮" not in text  # archived
     assert PersonaEntry.objects.filter(source="settings").count() == 1  # settings.json was migrated already

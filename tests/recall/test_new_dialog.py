@@ -24,9 +24,10 @@ def test_new_dialog_shows_the_time_line_then_both_lines_of_the_turn(client, post
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/plain")
     lines = response.content.decode().splitlines()
-    assert lines[:3] == ["", "======小天的长期记忆======", "======小天的内心活动======"]
-    assert INNER.match(lines[3])
-    assert lines[4:6] == ["阿凛 | 今天好累", "小天 | 辛苦啦～"]
+    # The original's layout: persona header, (empty) persona, then "\n\n" + the inner-thoughts header.
+    assert lines[:5] == ["", "======小天的长期记忆======", "", "", "======以下是小天的内心活动======"]
+    assert INNER.match(lines[5])
+    assert lines[6:8] == ["阿凛 | 今天好累", "小天 | 辛苦啦～"]
 
 
 def test_new_dialog_renders_a_real_conversation_in_order(client, post_history):
@@ -36,7 +37,7 @@ def test_new_dialog_renders_a_real_conversation_in_order(client, post_history):
         post_history("cache", "Tian", (kind, turn["text"]), language="en")
     lines = client.get("/new_dialog/Tian").content.decode().splitlines()
     assert lines[1] == "======Tian's long-term memory======"
-    inner = lines.index("======Tian's inner thoughts======") + 1
+    inner = lines.index("======Tian's Inner Thoughts======") + 1
     assert lines[inner].startswith("The current time is ")
     assert lines[inner].endswith("Before the conversation begins, Tian is mentally reviewing recent events.")
     rendered = [line.split(" | ", 1)[1] for line in lines[inner + 1 :]]

@@ -48,7 +48,7 @@ def test_new_dialog_blocks_until_the_settle_lock_is_released(client):
     assert answered.wait(timeout=10)
     holder.join(timeout=10)
     reader.join(timeout=10)
-    assert bodies and "小天的内心活动" in bodies[0].decode()
+    assert bodies and "以下是小天的内心活动" in bodies[0].decode()
 
 
 @pytest.mark.django_db(transaction=True)

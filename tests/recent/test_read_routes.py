@@ -24,14 +24,14 @@ def test_recent_history_is_an_intro_then_speaker_lines_with_memo_bare(client, po
     response = client.get("/get_recent_history/小天")
     assert response["Content-Type"].startswith("text/plain")
     lines = response.content.decode().splitlines()
-    assert lines[0] == "以下是小天与阿凛最近的对话："
+    assert lines[0] == "开始聊天前，小天又在脑海内整理了近期发生的事情。"
     assert lines[1:] == ["先前对话的备忘录: 阿凛在准备考试", "阿凛 | 今天好累", "小天 | 辛苦啦～"]
 
 
 def test_recent_history_in_english_when_the_chat_speaks_english(client, post_history):
     post_history("cache", "Tian", ("human", "hello"), language="en-US")
     lines = client.get("/get_recent_history/Tian").content.decode().splitlines()
-    assert lines == ["Here is the recent conversation between Tian and Master:", "Master | hello"]
+    assert lines == ["Before the chat begins, Tian mentally reviews recent events.", "Master | hello"]
 
 
 def test_unknown_character_reads_are_empty(client):

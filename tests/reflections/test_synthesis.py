@@ -66,7 +66,7 @@ def test_five_important_facts_become_one_pending_reflection_and_are_absorbed(cha
         f.fact_id for f in facts
     }
     prompt = llm_server.bodies[0]["messages"][0]["content"]
-    assert "阿凛的生日是三月三日 (importance: 9)" in prompt and "天气不错" not in prompt
+    assert "阿凛的生日是三月三日（重要程度：9）" in prompt and "天气不错" not in prompt
     types = list(Event.objects.filter(character=character).values_list("type", flat=True))
     assert "reflection.synthesized" in types and "fact.absorbed" in types
 

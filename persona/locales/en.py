@@ -1,0 +1,57 @@
+# ruff: noqa: E501  prose the companion and the model read: wrapping it would scatter the sentences
+"""English."""
+
+TEXT = {
+    "master": "### About {master}",
+    "neko": "### About {ai}",
+    "relationship": "### Relationship dynamics",
+    "scoped": "### About {subject}",
+    "other": "### {section}",
+    "pending": "### {ai}'s recent impressions (not yet sure)",
+    "confirmed": "### What {ai} is fairly sure of",
+    "past_open": "======Older memories below======",
+    "past_note": "(These are from a while ago, for background only; do not bring them up unless {master} does.)",
+    "past_close": "======Older memories above======",
+    "suppressed": "### Not to bring up for now ({ai} remembers these, but they came up too often lately; do not raise them again)",
+    "now": "just now",
+    "days": {"one": "{n} day ago", "few": "{n} days ago", "many": "{n} days ago", "other": "{n} days ago"},
+    "weeks": {
+        "one": "{n} week ago",
+        "few": "{n} weeks ago",
+        "many": "{n} weeks ago",
+        "other": "{n} weeks ago",
+    },
+    "months": {
+        "one": "{n} month ago",
+        "few": "{n} months ago",
+        "many": "{n} months ago",
+        "other": "{n} months ago",
+    },
+    "legacy": "{name} remembers: {line}",
+}
+
+PROMPTS = {
+    "merge": """{name} holds a new, well-established impression of {master} that is about to enter the long-term persona. Below are the persona's existing entries of the same kind and related impressions.
+Decide what to do with the new impression:
+- promote_fresh: it is new information; add it as a new entry;
+- merge_into: it says the same as one existing persona entry; merge the two into one sentence (target_id is that entry's id in brackets, merged_text the merged wording);
+- reject: it is unreliable, contradicts what is known, or has no lasting value.
+Write merged_text in the language the impression and the entry were written in; do not translate them.
+Answer with one JSON object only: {{"action": "promote_fresh|merge_into|reject", "target_id": "persona.<entity>.<id> or null", "merged_text": "... or null", "reason": "a short reason"}}
+
+New impression ({entity}): {text}
+
+Existing entries:
+{pool}""",
+    "none": "(none)",
+    "corrections": """In {name}'s long-term persona, some existing entries and new observations talk about nearly the same thing and may contradict each other. Judge each pair:
+- merge: combine both into one sentence (text is the merged wording);
+- keep_new: the new observation replaces the old entry (text is the new entry's wording);
+- keep_old: the old entry is right; drop the new observation;
+- keep_both: both hold; keep each (text is the new entry's wording).
+Write text in the language the entries were written in; do not translate them.
+Answer with one JSON array only: [{{"index": 0, "action": "merge|keep_new|keep_old|keep_both", "text": "..."}}]
+
+{lines}""",
+    "correction_line": "[{index}] existing(trust={old_trust}): {old_text} | new observation(trust={new_trust}): {new_text}",
+}

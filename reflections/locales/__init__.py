@@ -1,0 +1,1 @@
+"""Prompts of the reflections layer per locale (``PROMPTS``, the same keys in each)."""

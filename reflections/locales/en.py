@@ -1,0 +1,47 @@
+# ruff: noqa: E501  prompt prose: wrapping it would put stray newlines into what the model reads
+"""English."""
+
+PROMPTS = {
+    "synthesis": """You help {name} form a long-term impression of {master}. Below are facts noted recently (and some older, already digested related facts, for background only).
+Condense them into one higher-level impression: what does {name} see in these facts?
+Rules:
+- One to three sentences, under 150 words; name people ("{master}" for the master); do not add anything the facts do not say.
+- Write the impression in the language of the facts themselves; do not translate.
+- entity is one of master, neko, relationship.
+- relation_type must fit the entity: master → preference|trait|habit|identity|emotional|boundary; neko → self_awareness|learned|role_note; relationship → dynamic|milestone|tension|shared_memory|agreement.
+- temporal_scope is pattern (a lasting pattern), state (a state for a while), episode (one event) or past (over now).
+- subject names the topic in a few words; event_when uses the facts' relative time shape, or null.
+Answer with one JSON object only: {{"reflection": "...", "entity": "...", "relation_type": "...", "temporal_scope": "...", "subject": "...", "event_when": null}}
+
+New facts:
+{facts}
+
+Related older facts:
+{related}""",
+    "feedback": """{name} recently brought up these impressions with {master}:
+{items}
+From {master}'s replies in the dialogue below, judge each one: confirmed (agrees, adds to it, or takes it as right), denied (rejects or corrects it), ignored (does not respond to it).
+Answer with one JSON array only: [{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
+    "signals": """Below are {name}'s current impressions of {master} (observations) and facts newly extracted from recent dialogue.
+For each new fact, say whether it supports (reinforces) or contradicts (negates) one of the impressions; leave out unrelated ones.
+Impressions:
+{observations}
+New facts:
+{facts}
+Answer with one JSON object only: {{"signals": [{{"source_fact_id": "...", "target_id": "...", "target_type": "reflection|persona", "signal": "reinforces|negates", "reason": "..."}}]}}""",
+    "keyword": """{master} just said something that sounds like a denial or a correction. Below are {master}'s latest messages and {name}'s current impressions.
+Which impressions do {master}'s words deny? Answer an empty list when none.
+{master}'s messages:
+{messages}
+Impressions:
+{observations}
+Answer with one JSON object only: {{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
+    "rebuttal": """Below are the impressions {name} is fairly sure of about {master}, and {master}'s latest messages.
+Does any message clearly overturn an impression? Answer denied only when it clearly does.
+Impressions:
+{observations}
+{master}'s messages:
+{messages}
+Answer with one JSON object only: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importance: {importance})",
+}

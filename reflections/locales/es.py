@@ -1,0 +1,47 @@
+# ruff: noqa: E501  prompt prose: wrapping it would put stray newlines into what the model reads
+"""Spanish."""
+
+PROMPTS = {
+    "synthesis": """Ayudas a {name} a formarse una impresión duradera de {master}. Abajo hay hechos anotados recientemente (y algunos hechos relacionados más antiguos, ya asimilados, solo como contexto).
+Resúmelos en una impresión de más alto nivel: ¿qué ve {name} en estos hechos?
+Reglas:
+- De una a tres frases, menos de 150 palabras; nombra a las personas («{master}» para el amo); no añadas nada que los hechos no digan.
+- Escribe la impresión en el idioma de los propios hechos; no la traduzcas.
+- entity es uno de master, neko, relationship.
+- relation_type debe encajar con entity: master → preference|trait|habit|identity|emotional|boundary; neko → self_awareness|learned|role_note; relationship → dynamic|milestone|tension|shared_memory|agreement.
+- temporal_scope es pattern (un patrón duradero), state (un estado durante un tiempo), episode (un suceso) o past (ya pasado).
+- subject nombra el tema en pocas palabras; event_when usa la forma de tiempo relativo de los hechos, o null.
+Responde solo con un objeto JSON: {{"reflection": "...", "entity": "...", "relation_type": "...", "temporal_scope": "...", "subject": "...", "event_when": null}}
+
+Hechos nuevos:
+{facts}
+
+Hechos antiguos relacionados:
+{related}""",
+    "feedback": """{name} sacó hace poco estas impresiones con {master}:
+{items}
+Según las respuestas de {master} en el diálogo de abajo, juzga cada una: confirmed (está de acuerdo, añade algo o la da por buena), denied (la rechaza o la corrige), ignored (no responde a ella).
+Responde solo con un array JSON: [{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
+    "signals": """Abajo están las impresiones actuales de {name} sobre {master} (observations) y hechos recién extraídos del diálogo reciente.
+Para cada hecho nuevo, di si respalda (reinforces) o contradice (negates) alguna de las impresiones; omite los que no tengan relación.
+Impresiones:
+{observations}
+Hechos nuevos:
+{facts}
+Responde solo con un objeto JSON: {{"signals": [{{"source_fact_id": "...", "target_id": "...", "target_type": "reflection|persona", "signal": "reinforces|negates", "reason": "..."}}]}}""",
+    "keyword": """{master} acaba de decir algo que suena a negación o a corrección. Abajo están los últimos mensajes de {master} y las impresiones actuales de {name}.
+¿Qué impresiones niegan las palabras de {master}? Responde con una lista vacía si ninguna.
+Mensajes de {master}:
+{messages}
+Impresiones:
+{observations}
+Responde solo con un objeto JSON: {{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
+    "rebuttal": """Abajo están las impresiones sobre {master} de las que {name} tiene bastante certeza, y los últimos mensajes de {master}.
+¿Algún mensaje desmiente claramente una impresión? Responde denied solo cuando lo haga con claridad.
+Impresiones:
+{observations}
+Mensajes de {master}:
+{messages}
+Responde solo con un objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importancia: {importance})",
+}

@@ -1,0 +1,47 @@
+# ruff: noqa: E501  prompt prose: wrapping it would put stray newlines into what the model reads
+"""Portuguese."""
+
+PROMPTS = {
+    "synthesis": """Você ajuda {name} a formar uma impressão duradoura de {master}. Abaixo estão fatos anotados recentemente (e alguns fatos relacionados mais antigos, já assimilados, só como contexto).
+Condense-os em uma impressão de nível mais alto: o que {name} enxerga nesses fatos?
+Regras:
+- De uma a três frases, menos de 150 palavras; nomeie as pessoas («{master}» para o mestre); não acrescente nada que os fatos não digam.
+- Escreva a impressão no idioma dos próprios fatos; não traduza.
+- entity é um de master, neko, relationship.
+- relation_type deve combinar com entity: master → preference|trait|habit|identity|emotional|boundary; neko → self_awareness|learned|role_note; relationship → dynamic|milestone|tension|shared_memory|agreement.
+- temporal_scope é pattern (um padrão duradouro), state (um estado por um tempo), episode (um acontecimento) ou past (já passou).
+- subject nomeia o tema em poucas palavras; event_when usa a forma de tempo relativo dos fatos, ou null.
+Responda apenas com um objeto JSON: {{"reflection": "...", "entity": "...", "relation_type": "...", "temporal_scope": "...", "subject": "...", "event_when": null}}
+
+Fatos novos:
+{facts}
+
+Fatos antigos relacionados:
+{related}""",
+    "feedback": """{name} comentou recentemente estas impressões com {master}:
+{items}
+Pelas respostas de {master} no diálogo abaixo, julgue cada uma: confirmed (concorda, acrescenta algo ou aceita como certa), denied (rejeita ou corrige), ignored (não responde a ela).
+Responda apenas com um array JSON: [{{"reflection_id": "...", "feedback": "confirmed|denied|ignored"}}]""",
+    "signals": """Abaixo estão as impressões atuais de {name} sobre {master} (observations) e fatos recém-extraídos do diálogo recente.
+Para cada fato novo, diga se ele reforça (reinforces) ou contradiz (negates) alguma das impressões; deixe de fora os que não têm relação.
+Impressões:
+{observations}
+Fatos novos:
+{facts}
+Responda apenas com um objeto JSON: {{"signals": [{{"source_fact_id": "...", "target_id": "...", "target_type": "reflection|persona", "signal": "reinforces|negates", "reason": "..."}}]}}""",
+    "keyword": """{master} acabou de dizer algo que soa como uma negação ou uma correção. Abaixo estão as últimas mensagens de {master} e as impressões atuais de {name}.
+Quais impressões as palavras de {master} negam? Responda com uma lista vazia se nenhuma.
+Mensagens de {master}:
+{messages}
+Impressões:
+{observations}
+Responda apenas com um objeto JSON: {{"targets": [{{"target_id": "...", "reason": "..."}}]}}""",
+    "rebuttal": """Abaixo estão as impressões sobre {master} das quais {name} tem quase certeza, e as últimas mensagens de {master}.
+Alguma mensagem derruba claramente uma impressão? Responda denied só quando derrubar com clareza.
+Impressões:
+{observations}
+Mensagens de {master}:
+{messages}
+Responda apenas com um objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "fact_line": "- {text} (importância: {importance})",
+}
