@@ -1,7 +1,8 @@
 from __future__ import annotations
 
+from nekomem.characters.language import character_language
 from nekomem.characters.models import Character
-from nekomem.locale import master_display_name, resolve_language
+from nekomem.locale import master_display_name
 from recent.messages import content_text
 from recent.selectors import recent_window
 
@@ -13,7 +14,7 @@ _INTRO = {
 
 def recent_history_text(*, character: Character, language: str | None = None) -> str:
     """Plain transcript for game flows: an intro line, then ``speaker | content``; memos bare."""
-    lang = resolve_language(language, character.language)
+    lang = character_language(character, request_language=language)
     master = master_display_name(character.master_name, lang)
     lines = [_INTRO[lang].format(name=character.name, master=master)]
     for message in recent_window(character_id=character.pk):

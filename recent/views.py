@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from nekomem.characters.language import language_arrival_stamp
 from nekomem.characters.selectors import character_get
 from nekomem.http import conversation_route, json_ok, read_history_request, validated_name
 from recent.messages import parse_history
@@ -23,10 +24,16 @@ logger = logging.getLogger(__name__)
 def _record(
     request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode, required: bool = True
 ) -> tuple[int, TurnRecorded]:
+    arrived = language_arrival_stamp()  # before any wait: arrival order decides the language choice
     input_history, language = read_history_request(request, required=required)
     messages = parse_history(input_history)
     recorded = turn_record(
-        name=name, messages=messages, language=language, append_recent=append_recent, compress=compress
+        name=name,
+        messages=messages,
+        language=language,
+        append_recent=append_recent,
+        compress=compress,
+        language_order=arrived,
     )
     return len(messages), recorded
 
