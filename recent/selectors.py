@@ -4,11 +4,13 @@ import functools
 import hashlib
 import json
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.utils import timezone
 
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
-from recent.models import RawMessage, RecentMessage
+from recent.models import RawMessage, RecentMessage, TheaterCapsule
 
 
 def recent_window(*, character_id: int) -> list[RecentMessage]:
@@ -172,3 +174,32 @@ def turn_store_problems() -> list[str]:
         for row in overflowing.only("pk", "character_id")
     )
     return problems
+
+
+def theater_capsules_newest(*, character_id: int, limit: int) -> list[tuple[str, str]]:
+    """(title, summary) of the character's newest story capsules, newest first."""
+    rows = TheaterCapsule.objects.filter(character_id=character_id).order_by("-updated_at", "-id")
+    return list(rows.values_list("title", "summary")[:limit])
+
+
+def theater_stories(*, character_id: int) -> list[dict[str, Any]]:
+    """``theater/stories``: each story with its capsules (oldest session first)."""
+    stories: dict[str, dict[str, Any]] = {}
+    for capsule in TheaterCapsule.objects.filter(character_id=character_id).order_by("created_at", "id"):
+        story = stories.setdefault(
+            capsule.story_id, {"story_id": capsule.story_id, "title": capsule.title, "memory_summaries": []}
+        )
+        story["title"] = capsule.title or story["title"]
+        story["memory_summaries"].append(
+            {
+                "session_id": capsule.session_id,
+                "archive_through_revision": capsule.archive_through_revision,
+                "episode_summary": capsule.summary,
+                "updated_at": timezone.localtime(capsule.updated_at).isoformat(),
+            }
+        )
+    return list(stories.values())
+
+
+def theater_capsule_list(*, character_id: int) -> list[TheaterCapsule]:
+    return list(TheaterCapsule.objects.filter(character_id=character_id).order_by("updated_at", "id"))
