@@ -10,6 +10,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet
 from django.utils import timezone
 
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
+from nekomem.textproc import message_text
 from recent.models import RawMessage, RecentMessage, TheaterCapsule
 
 
@@ -203,3 +204,32 @@ def theater_stories(*, character_id: int) -> list[dict[str, Any]]:
 
 def theater_capsule_list(*, character_id: int) -> list[TheaterCapsule]:
     return list(TheaterCapsule.objects.filter(character_id=character_id).order_by("updated_at", "id"))
+
+
+_REPLY_SCAN_PAGE = 200
+_REPLY_SCAN_MAX_ROWS = 5000
+
+
+def assistant_replies_newest(*, character_id: int, limit: int) -> list[str]:
+    """The text of the character's last ``limit`` replies (``ai`` messages of the raw log), newest
+    first; reads at most a few thousand raw rows back."""
+    replies: list[str] = []
+    rows = RawMessage.objects.filter(character_id=character_id).order_by("-timestamp", "-id")
+    for offset in range(0, _REPLY_SCAN_MAX_ROWS, _REPLY_SCAN_PAGE):
+        page = list(rows.values_list("message", flat=True)[offset : offset + _REPLY_SCAN_PAGE])
+        for raw in page:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(message, dict) or message.get("type") != "ai":
+                continue
+            data = message.get("data")
+            text = message_text(data.get("content")) if isinstance(data, dict) else ""
+            if text.strip():
+                replies.append(text)
+                if len(replies) >= limit:
+                    return replies
+        if len(page) < _REPLY_SCAN_PAGE:
+            break
+    return replies

@@ -16,5 +16,10 @@ urlpatterns = [
     path("internal/memory/<str:name>/theater/stories", views.theater_stories_view, name="theater_stories"),
     path("internal/memory/<str:name>/theater/forget", views.theater_forget, name="theater_forget"),
     path("internal/memory/<str:name>/theater/retract", views.theater_retract, name="theater_retract"),
+    path(
+        "internal/memory/<str:name>/repetition_insights",
+        views.repetition_insights,
+        name="repetition_insights",
+    ),
     path("last_conversation_gap/<path:name>", views.last_conversation_gap, name="last_conversation_gap"),
 ]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from nekomem.characters.language import language_arrival_stamp
+from nekomem.characters.language import character_language, language_arrival_stamp
 from nekomem.characters.selectors import character_get
 from nekomem.http import (
     BadRequestBody,
@@ -22,8 +22,18 @@ from nekomem.http import (
 )
 from recent.messages import parse_history
 from recent.rendering import recent_history_text
+from recent.repetition import (
+    ARTIFACT_TYPE,
+    MAX_CANDIDATES,
+    MAX_MESSAGES,
+    MIN_MESSAGES,
+    MIN_REPLIES,
+    SCHEMA_VERSION,
+    insight_language,
+    repetition_analyse,
+)
 from recent.review import review_cancel
-from recent.selectors import raw_log_last_timestamp, theater_stories
+from recent.selectors import assistant_replies_newest, raw_log_last_timestamp, theater_stories
 from recent.services import CompressMode, TurnRecorded, turn_record
 from recent.services.theater import (
     TheaterRequestError,
@@ -222,5 +232,47 @@ def theater_retract(request: HttpRequest, name: str) -> HttpResponse:
             "ok": True,
             "removed_recent": removed.removed_recent,
             "removed_time_index": removed.removed_time_index,
+        }
+    )
+
+
+# --- repetition insights (reference §1.7) ------------------------------------------------------------------
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def repetition_insights(request: HttpRequest, name: str) -> HttpResponse:
+    """A local, read-only analysis of the character's last replies for phrases it keeps repeating."""
+    try:
+        body = read_json_object(request)
+    except BadRequestBody as exc:
+        return json_ok({"success": False, "error": str(exc)}, status=400)
+    limit = body.get("assistant_message_limit", MAX_MESSAGES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MESSAGES <= limit <= MAX_MESSAGES:
+        error = f"assistant_message_limit must be an integer from {MIN_MESSAGES} to {MAX_MESSAGES}"
+        return json_ok({"success": False, "error": error}, status=400)
+    requested = body.get("language")
+    if requested is not None and not isinstance(requested, str):
+        return json_ok({"success": False, "error": "language must be a string"}, status=400)
+    character = character_get(name=name)
+    if character is None:
+        return json_ok({"success": False, "error_code": "character_not_found"}, status=404)
+    language = insight_language(requested) or insight_language(character_language(character)) or "en"
+    replies = assistant_replies_newest(character_id=character.pk, limit=limit)
+    analysis = repetition_analyse(replies=replies, language=language)
+    return json_ok(
+        {
+            "success": True,
+            "schema_version": SCHEMA_VERSION,
+            "artifact_type": ARTIFACT_TYPE,
+            "character_name": character.name,
+            "language": language,
+            "parameters": {
+                "assistant_message_limit": limit,
+                "min_replies": MIN_REPLIES,
+                "max_candidates": MAX_CANDIDATES,
+            },
+            **analysis,
         }
     )
