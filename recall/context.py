@@ -18,8 +18,7 @@ from persona.services import persona_ensure_current
 from recall import locale
 from recent.messages import content_text
 from recent.models import RecentMessage
-from recent.rendering import theater_capsule_lines
-from recent.selectors import recent_window_with_last_time
+from recent.selectors import recent_window_with_last_time, theater_capsule_lines
 
 GAP_NOTICE_SECONDS = 30 * 60
 GAP_LONG_SECONDS = 5 * 60 * 60

@@ -133,11 +133,9 @@ def repetition_analyse(*, replies: list[str], language: str) -> dict[str, Any]:
     """``summary`` and ``candidates`` for ``replies`` (newest first)."""
     characters = language in CHARACTER_LANGUAGES
     if characters:
-        units = [_character_units(reply, language) for reply in replies]
-        grams = _repeated(units, *_CHAR_SIZES, joiner="")
+        grams = _repeated([_character_units(r, language) for r in replies], *_CHAR_SIZES, joiner="")
     else:
-        units = [_word_units(reply) for reply in replies]
-        grams = _repeated(units, *_WORD_SIZES, joiner=" ")
+        grams = _repeated([_word_units(r) for r in replies], *_WORD_SIZES, joiner=" ")
     kept = _without_parts(grams)[:MAX_CANDIDATES]
     total = len(replies)
     candidates = [
