@@ -162,19 +162,20 @@ def cancel_correction(request: HttpRequest, name: str) -> HttpResponse:
 # --- theater story management (reference §1.7) ------------------------------------------------------------
 
 
-def _theater_character(name: str) -> tuple[int | None, HttpResponse | None]:
+_CHARACTER_NOT_FOUND = {"ok": False, "error_code": "character_not_found"}
+
+
+def _character_id(name: str) -> int | None:
     character = character_get(name=name)
-    if character is None:
-        return None, json_ok({"ok": False, "error_code": "character_not_found"}, status=404)
-    return character.pk, None
+    return character.pk if character is not None else None
 
 
 @require_GET
 @validated_name
 def theater_stories_view(request: HttpRequest, name: str) -> HttpResponse:
-    character_id, missing = _theater_character(name)
+    character_id = _character_id(name)
     if character_id is None:
-        return missing or json_ok({"ok": False}, status=404)
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
     return json_ok({"ok": True, "stories": theater_stories(character_id=character_id)})
 
 
@@ -189,9 +190,9 @@ def _theater_body(request: HttpRequest) -> dict:
 @require_POST
 @validated_name
 def theater_forget(request: HttpRequest, name: str) -> HttpResponse:
-    character_id, missing = _theater_character(name)
+    character_id = _character_id(name)
     if character_id is None:
-        return missing or json_ok({"ok": False}, status=404)
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
     try:
         removed = theater_story_forget(
             character_id=character_id, story_id=_theater_body(request).get("story_id")
@@ -212,9 +213,9 @@ def theater_forget(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 @validated_name
 def theater_retract(request: HttpRequest, name: str) -> HttpResponse:
-    character_id, missing = _theater_character(name)
+    character_id = _character_id(name)
     if character_id is None:
-        return missing or json_ok({"ok": False}, status=404)
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
     try:
         body = _theater_body(request)
         removed = theater_session_retract(
