@@ -36,6 +36,11 @@ def json_ok(body: dict[str, Any], status: int = 200) -> JsonResponse:
     return JsonResponse(body, status=status, json_dumps_params={"ensure_ascii": False})
 
 
+def json_ok_string(text: str) -> JsonResponse:
+    """A bare JSON string body, as the original's routes that return a ``str`` answer."""
+    return JsonResponse(text, safe=False, json_dumps_params={"ensure_ascii": False})
+
+
 def validated_name(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Refuse an invalid character name with 400 before the view runs."""
 

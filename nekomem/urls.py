@@ -28,6 +28,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("", include("nekomem.runtime.urls")),
+    path("", include("nekomem.characters.urls")),
     path("", include("recent.urls")),
     path("", include("recall.urls")),
     path("", include("reflections.urls")),

@@ -21,6 +21,12 @@ NAME_PARAMETER: Json = {
 LANGUAGE_QUERY: Json = {"name": "language", "in": "query", "required": False, "schema": {"type": "string"}}
 
 COMPONENTS: dict[str, Json] = {
+    "WireObject": {"type": "object", "description": "A JSON object; its keys are listed in the summary."},
+    "LanguageChoice": {
+        "type": "object",
+        "properties": {"language": {"type": "string", "description": "zh, zh-TW, en, ja, ko, ru, es, pt"}},
+        "required": ["language"],
+    },
     "WireError": {
         "type": "object",
         "properties": {
@@ -225,6 +231,64 @@ WIRE_PATHS: dict[str, Json] = {
                 {"name": "query", "in": "path", "required": True, "schema": {"type": "string"}},
                 LANGUAGE_QUERY,
             ],
+        )
+    },
+    "/prompt-locale/{name}": {
+        "get": _operation(
+            "wire_prompt_locale_get",
+            "The character's durable language: {success, language|null, order, effective_language}",
+            {"200": _json("WireObject", "the stored choice"), **ERRORS},
+        ),
+        "put": _operation(
+            "wire_prompt_locale_put",
+            "Choose the character's language: {success, language, order, previous_language, changed}",
+            {
+                "200": _json("WireObject", "stored"),
+                "400": _json("WireObject", "unsupported language or invalid name"),
+                "409": _json(
+                    "WireObject", "detail.error_code language_preference_superseded: a newer choice won"
+                ),
+            },
+            body="LanguageChoice",
+        ),
+    },
+    "/internal/memory/{name}/theater/stories": {
+        "get": _operation(
+            "wire_theater_stories",
+            "Theater stories with their capsules: {ok, stories: [{story_id, title, memory_summaries}]}",
+            {"200": _json("WireObject", "stories"), "404": _json("WireObject", "character_not_found")},
+            secret=True,
+        )
+    },
+    "/internal/memory/{name}/theater/forget": {
+        "post": _operation(
+            "wire_theater_forget",
+            "Forget a story {story_id}: {ok, removed_recent, removed_time_index, forget_marker}",
+            {"200": _json("WireObject", "forgotten"), "404": _json("WireObject", "character_not_found")},
+            body="WireObject",
+            secret=True,
+        )
+    },
+    "/internal/memory/{name}/theater/retract": {
+        "post": _operation(
+            "wire_theater_retract",
+            "Retract a session's capsule {story_id, session_id, archive_through_revision, "
+            "archive_request_id?, archive_attempt?}: {ok, removed_recent, removed_time_index}",
+            {"200": _json("WireObject", "retracted"), "404": _json("WireObject", "character_not_found")},
+            body="WireObject",
+            secret=True,
+        )
+    },
+    "/internal/memory/{name}/repetition_insights": {
+        "post": _operation(
+            "wire_repetition_insights",
+            "Phrases repeated across the last replies {language?, assistant_message_limit?: 3..100}: "
+            "{success, schema_version, artifact_type, character_name, language, parameters, summary, "
+            "candidates}",
+            {"200": _json("WireObject", "insights"), "400": _json("WireObject", "bad limit")},
+            body="WireObject",
+            body_required=False,
+            secret=True,
         )
     },
     "/health": {

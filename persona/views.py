@@ -9,9 +9,9 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from nekomem.characters.language import character_language
 from nekomem.characters.selectors import character_get
-from nekomem.http import json_ok, validated_name
-from nekomem.locale import resolve_language
+from nekomem.http import json_ok, json_ok_string, validated_name
 from persona.selectors import long_term_memory_markdown, persona_file_view, persona_state, settings_text
 from persona.services import persona_ensure, reflections_reset_confirmed_at, suppressions_refresh
 
@@ -21,18 +21,24 @@ logger = logging.getLogger(__name__)
 @require_GET
 @validated_name
 def get_settings(request: HttpRequest, name: str) -> HttpResponse:
-    """The persona markdown without the headers; the legacy settings text when that is empty."""
+    """The persona markdown without the headers; the legacy settings text when that is empty.
+
+    Answered as a JSON string (application/json), as the original's route returns it (§1.7)."""
     character = character_get(name=name)
     if character is None:
-        return HttpResponse("", content_type="text/plain; charset=utf-8")
+        return json_ok_string("")
     suppressions_refresh(character_id=character.pk)
     persona_ensure(character_id=character.pk)
-    language = resolve_language(request.GET.get("language"), character.language)
+    language = character_language(
+        character,
+        request_language=request.GET.get("language"),
+        render_language=request.GET.get("render_language"),
+    )
     text = long_term_memory_markdown(character=character, language=language, now=timezone.now())
     if not text:
         state = persona_state(character_id=character.pk)
         text = settings_text(character=character, state=state, language=language)
-    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    return json_ok_string(text)
 
 
 @require_GET

@@ -18,7 +18,7 @@ from persona.services import persona_ensure_current
 from recall import locale
 from recent.messages import content_text
 from recent.models import RecentMessage
-from recent.selectors import recent_window_with_last_time
+from recent.selectors import recent_window_with_last_time, theater_capsule_lines
 
 GAP_NOTICE_SECONDS = 30 * 60
 GAP_LONG_SECONDS = 5 * 60 * 60
@@ -92,6 +92,7 @@ def working_context_render(*, character: Character, language: str, now: datetime
         long_term_memory(character, language, now)
         + locale.text(language, "inner_thoughts_header", name=character.name)
         + locale.text(language, "inner_thoughts", time=_clock(now), name=character.name),
+        *theater_capsule_lines(character_id=character.pk, language=language),
         *recent_lines(character, language, window),
         *gap_lines(character, language, now, last),
         *holiday_line(language, now),

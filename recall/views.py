@@ -6,7 +6,11 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from nekomem.characters.language import character_language, language_arrival_stamp
 from nekomem.characters.locks import wait_for_settled
+from nekomem.characters.selectors import character_get
+from nekomem.characters.services import character_language_offer
+from nekomem.errors import storage_unavailable
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, validated_name
 from nekomem.locale import resolve_language
 from recall import locale
@@ -22,12 +26,28 @@ logger = logging.getLogger(__name__)
 @require_GET
 @validated_name
 def new_dialog(request: HttpRequest, name: str) -> HttpResponse:
+    arrived = language_arrival_stamp()
     character = wait_for_settled(name)
     if character is None:
         return HttpResponse("", content_type="text/plain; charset=utf-8")
-    language = resolve_language(request.GET.get("language"), character.language)
+    requested = request.GET.get("language")
+    _remember_language(character.pk, requested, arrived)
+    language = character_language(
+        character, request_language=requested, render_language=request.GET.get("render_language")
+    )
     body = working_context_render(character=character, language=language)
     return HttpResponse(body, content_type="text/plain; charset=utf-8")
+
+
+def _remember_language(character_id: int, language: str | None, arrived: int) -> None:
+    """An explicit supported language on a read is remembered too; a store that cannot take it now
+    costs the choice, never the answer (the request still renders in it)."""
+    try:
+        character_language_offer(character_id=character_id, language=language, order=arrived)
+    except Exception as exc:
+        if not storage_unavailable(exc):
+            raise
+        logger.warning("language choice not stored for character=%s: storage unavailable", character_id)
 
 
 # The deprecated GET kept for old callers: a header, the query, and a pointer to /query_memory.
@@ -80,10 +100,14 @@ def _recall_request(request: HttpRequest) -> RecallRequest:
 @require_POST
 @validated_name
 def query_memory(request: HttpRequest, name: str) -> HttpResponse:
+    arrived = language_arrival_stamp()
     try:
         recall_request = _recall_request(request)
     except BadRequestBody as exc:
         return json_error(str(exc), status=422, error_code="invalid_request")
+    character = character_get(name=name) if recall_request.language else None
+    if character is not None:
+        _remember_language(character.pk, recall_request.language, arrived)
     markdown = request.GET.get("format") == "markdown"
     try:
         body = recall_query(name=name, request=recall_request)
@@ -97,7 +121,7 @@ def query_memory(request: HttpRequest, name: str) -> HttpResponse:
         body, failed = recall_failed_body(recall_request.query), True
     if not markdown:
         return json_ok(body)
-    language = resolve_language(recall_request.language)
+    language = character_language(character_get(name=name), request_language=recall_request.language)
     text = render_recall_markdown(
         body["results"],
         language=language,

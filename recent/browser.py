@@ -14,10 +14,10 @@ from datetime import date, datetime, time, timedelta
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
@@ -29,7 +29,9 @@ from recent.selectors import (
     raw_log_last_timestamp,
     raw_log_rows,
     recent_window_count,
+    theater_capsule_list,
 )
+from recent.services.theater import theater_capsule_delete
 
 RAW_ROWS_PER_PAGE = 100
 
@@ -113,5 +115,16 @@ def recent_page(request: HttpRequest, name: str) -> HttpResponse:
             "raw_rows": [_raw_row(row) for row in page.object_list],
             "previous_day": timezone.localdate(before) if before else None,
             "next_day": timezone.localdate(after) if after else None,
+            "capsules": theater_capsule_list(character_id=character.pk),
         },
     )
+
+
+@require_POST
+@browser_page
+def theater_capsule_forget(request: HttpRequest, name: str, capsule_id: int) -> HttpResponse:
+    """Delete a capsule the way ``theater/forget`` does: its whole story, with a fresh marker."""
+    character = character_or_404(name)
+    removed = theater_capsule_delete(character_id=character.pk, capsule_id=capsule_id)
+    messages.success(request, f"已删除 Removed {removed.removed_recent}")
+    return redirect("browser-recent", name=character.name)

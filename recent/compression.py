@@ -23,12 +23,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.journal.jobs import job_run, no_provider_reason
 from nekomem.journal.models import Job, WorkStatus
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json, provider_status
-from nekomem.locale import master_display_name, resolve_language
+from nekomem.locale import master_display_name
 from nekomem.textproc import count_tokens, truncate_head_tail, truncate_tokens
 from recent import prompts
 from recent.jobs import COMPRESS_JOB, recent_job_request
@@ -217,7 +218,7 @@ def window_compress(*, character_id: int, lock_held: bool = False) -> CompressRe
     if not needs_compression(window):
         return CompressResult(outcome="not_needed")
     head = [Slot.of(row) for row in window[:-KEEP_VERBATIM]]
-    language = resolve_language(character.language)
+    language = character_language(character)
     summariser = _Summariser(
         name=character.name, master=master_display_name(character.master_name, language), language=language
     )

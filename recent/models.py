@@ -115,3 +115,73 @@ class RecentReviewState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character_id}: cutoff {self.cutoff_position}"
+
+
+class TheaterCapsule(models.Model):
+    """One archived theater (interactive story) episode: the capsule a current main server posts to
+    ``/cache`` as a single ``system`` message marked ``theater_numeric_v2`` / ``episode_summary``
+    (reference §1.7, §2.1).
+
+    Capsules live beside the window, not in it: compression never summarises them and they are
+    never extracted into facts or reflections, yet ``/new_dialog`` and ``/get_recent_history``
+    render them as budgeted lines. One per (story, session); a later ``archive_through_revision``
+    replaces it.
+    """
+
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="theater_capsules", db_index=False
+    )
+    story_id = models.CharField(max_length=200)
+    session_id = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, blank=True)
+    archive_through_revision = models.BigIntegerField(default=0)
+    summary = models.TextField(help_text="The episode summary (the message's content).")
+    message = models.JSONField(help_text="The message as posted, in the {type, data} shape.")
+    idempotency_key = models.CharField(max_length=160, blank=True)
+    archive_attempt = models.BigIntegerField(null=True, blank=True)
+    forget_marker = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["character", "updated_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "story_id", "session_id"], name="theater_capsule_per_session"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character_id} {self.story_id}/{self.session_id}@{self.archive_through_revision}"
+
+
+class TheaterTombstone(models.Model):
+    """A retraction (``theater/retract``) or a forget (``theater/forget``) that later capsule writes
+    are checked against, so a write still in flight cannot bring the removed capsule back.
+
+    A retraction names a session (and, with ``archive_request_id``, the archive request and its
+    attempt); a forget names only the story and carries the fresh ``forget_marker`` that a later
+    capsule of that story must carry to be kept.
+    """
+
+    class Kind(models.TextChoices):
+        RETRACT = "retract"
+        FORGET = "forget"
+
+    character = models.ForeignKey(
+        Character, on_delete=models.CASCADE, related_name="theater_tombstones", db_index=False
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    story_id = models.CharField(max_length=200)
+    session_id = models.CharField(max_length=200, blank=True)
+    archive_through_revision = models.BigIntegerField(null=True, blank=True)
+    archive_request_id = models.CharField(max_length=160, blank=True)
+    archive_attempt = models.BigIntegerField(null=True, blank=True)
+    forget_marker = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["character", "story_id"], name="theater_tombstone_story")]
+
+    def __str__(self) -> str:
+        return f"{self.character_id} {self.kind} {self.story_id}/{self.session_id}"

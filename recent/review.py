@@ -18,12 +18,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.journal.jobs import JobGiveUp, job_is_current, job_succeed
 from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMTruncated, LLMUnavailable, chat_json
-from nekomem.locale import master_display_name, resolve_language
+from nekomem.locale import master_display_name
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_enabled
 from recent import prompts
 from recent.jobs import REVIEW_JOB, recent_job_active, recent_job_cancel, recent_job_request
@@ -164,7 +165,7 @@ def _review_dialogue(snapshot: list[Turn]) -> str:
 
 
 def review_ask(*, character: Character, snapshot: list[Turn]) -> list[Turn]:
-    language = resolve_language(character.language)
+    language = character_language(character)
     messages = prompts.review_messages(
         language=language,
         name=character.name,

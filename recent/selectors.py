@@ -4,11 +4,15 @@ import functools
 import hashlib
 import json
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.utils import timezone
 
+from nekomem.language.tables import load_locale_tables
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
-from recent.models import RawMessage, RecentMessage
+from nekomem.textproc import message_text
+from recent.models import RawMessage, RecentMessage, TheaterCapsule
 
 
 def recent_window(*, character_id: int) -> list[RecentMessage]:
@@ -172,3 +176,91 @@ def turn_store_problems() -> list[str]:
         for row in overflowing.only("pk", "character_id")
     )
     return problems
+
+
+# Theater capsules (reference §1.7), rendered for /new_dialog (recall) and /get_recent_history: one
+# line each, newest kept first within the budget, shown oldest first.
+_LOCALE_TEXT: dict[str, dict[str, str]] = load_locale_tables("recent.locales")
+CAPSULE_MAX_LINES = 5
+CAPSULE_MAX_CHARS = 400  # of one summary
+CAPSULE_BUDGET_CHARS = 1500  # of all the lines together
+
+
+def _theater_line(language: str, key: str) -> str:
+    return _LOCALE_TEXT.get(language, _LOCALE_TEXT["en"])[f"theater_{key}"]
+
+
+def theater_capsule_lines(*, character_id: int, language: str) -> list[str]:
+    """The character's story capsules as budgeted lines for ``/new_dialog`` and
+    ``/get_recent_history``."""
+    lines: list[str] = []
+    used = 0
+    for title, summary in theater_capsules_newest(character_id=character_id, limit=CAPSULE_MAX_LINES):
+        text = " ".join(summary.split())
+        if len(text) > CAPSULE_MAX_CHARS:
+            text = text[: CAPSULE_MAX_CHARS - 1] + "…"
+        key = "titled" if title else "untitled"
+        line = _theater_line(language, key).format(title=title, summary=text)
+        if used + len(line) > CAPSULE_BUDGET_CHARS:
+            break
+        lines.append(line)
+        used += len(line)
+    return lines[::-1]
+
+
+def theater_capsules_newest(*, character_id: int, limit: int) -> list[tuple[str, str]]:
+    """(title, summary) of the character's newest story capsules, newest first."""
+    rows = TheaterCapsule.objects.filter(character_id=character_id).order_by("-updated_at", "-id")
+    return list(rows.values_list("title", "summary")[:limit])
+
+
+def theater_stories(*, character_id: int) -> list[dict[str, Any]]:
+    """``theater/stories``: each story with its capsules (oldest session first)."""
+    stories: dict[str, dict[str, Any]] = {}
+    for capsule in TheaterCapsule.objects.filter(character_id=character_id).order_by("created_at", "id"):
+        story = stories.setdefault(
+            capsule.story_id, {"story_id": capsule.story_id, "title": capsule.title, "memory_summaries": []}
+        )
+        story["title"] = capsule.title or story["title"]
+        story["memory_summaries"].append(
+            {
+                "session_id": capsule.session_id,
+                "archive_through_revision": capsule.archive_through_revision,
+                "episode_summary": capsule.summary,
+                "updated_at": timezone.localtime(capsule.updated_at).isoformat(),
+            }
+        )
+    return list(stories.values())
+
+
+def theater_capsule_list(*, character_id: int) -> list[TheaterCapsule]:
+    return list(TheaterCapsule.objects.filter(character_id=character_id).order_by("updated_at", "id"))
+
+
+_REPLY_SCAN_PAGE = 200
+_REPLY_SCAN_MAX_ROWS = 5000
+
+
+def assistant_replies_newest(*, character_id: int, limit: int) -> list[str]:
+    """The text of the character's last ``limit`` replies (``ai`` messages of the raw log), newest
+    first; reads at most a few thousand raw rows back."""
+    replies: list[str] = []
+    rows = RawMessage.objects.filter(character_id=character_id).order_by("-timestamp", "-id")
+    for offset in range(0, _REPLY_SCAN_MAX_ROWS, _REPLY_SCAN_PAGE):
+        page = list(rows.values_list("message", flat=True)[offset : offset + _REPLY_SCAN_PAGE])
+        for raw in page:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(message, dict) or message.get("type") != "ai":
+                continue
+            data = message.get("data")
+            text = message_text(data.get("content")) if isinstance(data, dict) else ""
+            if text.strip():
+                replies.append(text)
+                if len(replies) >= limit:
+                    return replies
+        if len(page) < _REPLY_SCAN_PAGE:
+            break
+    return replies

@@ -13,5 +13,13 @@ urlpatterns = [
     path("settle/<path:name>", views.settle, name="settle"),
     path("cancel_correction/<path:name>", views.cancel_correction, name="cancel_correction"),
     path("get_recent_history/<path:name>", views.get_recent_history, name="get_recent_history"),
+    path("internal/memory/<str:name>/theater/stories", views.theater_stories_view, name="theater_stories"),
+    path("internal/memory/<str:name>/theater/forget", views.theater_forget, name="theater_forget"),
+    path("internal/memory/<str:name>/theater/retract", views.theater_retract, name="theater_retract"),
+    path(
+        "internal/memory/<str:name>/repetition_insights",
+        views.repetition_insights,
+        name="repetition_insights",
+    ),
     path("last_conversation_gap/<path:name>", views.last_conversation_gap, name="last_conversation_gap"),
 ]

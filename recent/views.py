@@ -9,14 +9,41 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from nekomem.characters.language import character_language, language_arrival_stamp
 from nekomem.characters.selectors import character_get
-from nekomem.http import conversation_route, json_ok, read_history_request, validated_name
+from nekomem.http import (
+    BadRequestBody,
+    conversation_route,
+    json_error,
+    json_ok,
+    read_history_request,
+    read_json_object,
+    validated_name,
+)
 from nekomem.install import install_root
 from recent.messages import parse_history
 from recent.rendering import recent_history_text
+from recent.repetition import (
+    ARTIFACT_TYPE,
+    MAX_CANDIDATES,
+    MAX_MESSAGES,
+    MIN_MESSAGES,
+    MIN_REPLIES,
+    SCHEMA_VERSION,
+    insight_language,
+    repetition_analyse,
+)
 from recent.review import review_cancel
-from recent.selectors import raw_log_last_timestamp
+from recent.selectors import assistant_replies_newest, raw_log_last_timestamp, theater_stories
 from recent.services import CompressMode, TurnRecorded, turn_record
+from recent.services.theater import (
+    TheaterRequestError,
+    capsule_options,
+    is_theater_episode,
+    theater_capsule_record,
+    theater_session_retract,
+    theater_story_forget,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -24,10 +51,16 @@ logger = logging.getLogger(__name__)
 def _record(
     request: HttpRequest, name: str, *, append_recent: bool, compress: CompressMode, required: bool = True
 ) -> tuple[int, TurnRecorded]:
+    arrived = language_arrival_stamp()  # before any wait: arrival order decides the language choice
     input_history, language = read_history_request(request, required=required)
     messages = parse_history(input_history)
     recorded = turn_record(
-        name=name, messages=messages, language=language, append_recent=append_recent, compress=compress
+        name=name,
+        messages=messages,
+        language=language,
+        append_recent=append_recent,
+        compress=compress,
+        language_order=arrived,
     )
     return len(messages), recorded
 
@@ -37,8 +70,31 @@ def _record(
 @validated_name
 @conversation_route
 def cache(request: HttpRequest, name: str) -> HttpResponse:
+    # Only a body that names a capsule or a key is read twice; the chat turn's hot path is unchanged.
+    if b"theater_numeric_v2" in request.body or b"idempotency_key" in request.body:
+        theater = _cache_theater(request, name)
+        if theater is not None:
+            return theater
     count, _ = _record(request, name, append_recent=True, compress="never")
     return json_ok({"status": "cached", "count": count})
+
+
+def _cache_theater(request: HttpRequest, name: str) -> HttpResponse | None:
+    """A story capsule's ``/cache`` (reference §1.7); None for an ordinary batch without a key."""
+    arrived = language_arrival_stamp()
+    input_history, language = read_history_request(request)
+    messages = parse_history(input_history)
+    episode = is_theater_episode(messages)
+    try:
+        options = capsule_options(read_json_object(request), episode=episode)
+        if not episode:
+            return None
+        status = theater_capsule_record(
+            name=name, message=messages[0], options=options, language=language, language_order=arrived
+        )
+    except TheaterRequestError as exc:
+        return json_ok({"status": "error", "message": str(exc)})
+    return json_ok({"status": status, "count": 1 if status == "cached" else 0})
 
 
 @csrf_exempt
@@ -105,3 +161,123 @@ def last_conversation_gap(request: HttpRequest, name: str) -> HttpResponse:
 def cancel_correction(request: HttpRequest, name: str) -> HttpResponse:
     cancelled = review_cancel(name=name)
     return json_ok({"status": "cancelled" if cancelled else "no_task"})
+
+
+# --- theater story management (reference §1.7) ------------------------------------------------------------
+
+
+_CHARACTER_NOT_FOUND = {"ok": False, "error_code": "character_not_found"}
+
+
+def _character_id(name: str) -> int | None:
+    character = character_get(name=name)
+    return character.pk if character is not None else None
+
+
+@require_GET
+@validated_name
+def theater_stories_view(request: HttpRequest, name: str) -> HttpResponse:
+    character_id = _character_id(name)
+    if character_id is None:
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
+    return json_ok({"ok": True, "stories": theater_stories(character_id=character_id)})
+
+
+def _theater_body(request: HttpRequest) -> dict:
+    try:
+        return read_json_object(request)
+    except BadRequestBody as exc:
+        raise TheaterRequestError("invalid_request") from exc
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def theater_forget(request: HttpRequest, name: str) -> HttpResponse:
+    character_id = _character_id(name)
+    if character_id is None:
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
+    try:
+        removed = theater_story_forget(
+            character_id=character_id, story_id=_theater_body(request).get("story_id")
+        )
+    except TheaterRequestError as exc:
+        return json_error(str(exc), status=400, error_code=str(exc), ok=False)
+    return json_ok(
+        {
+            "ok": True,
+            "removed_recent": removed.removed_recent,
+            "removed_time_index": removed.removed_time_index,
+            "forget_marker": removed.forget_marker,
+        }
+    )
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def theater_retract(request: HttpRequest, name: str) -> HttpResponse:
+    character_id = _character_id(name)
+    if character_id is None:
+        return json_ok(_CHARACTER_NOT_FOUND, status=404)
+    try:
+        body = _theater_body(request)
+        removed = theater_session_retract(
+            character_id=character_id,
+            story_id=body.get("story_id"),
+            session_id=body.get("session_id"),
+            archive_through_revision=body.get("archive_through_revision"),
+            archive_request_id=body.get("archive_request_id"),
+            archive_attempt=body.get("archive_attempt"),
+        )
+    except TheaterRequestError as exc:
+        return json_error(str(exc), status=400, error_code=str(exc), ok=False)
+    return json_ok(
+        {
+            "ok": True,
+            "removed_recent": removed.removed_recent,
+            "removed_time_index": removed.removed_time_index,
+        }
+    )
+
+
+# --- repetition insights (reference §1.7) ------------------------------------------------------------------
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def repetition_insights(request: HttpRequest, name: str) -> HttpResponse:
+    """A local, read-only analysis of the character's last replies for phrases it keeps repeating."""
+    try:
+        body = read_json_object(request)
+    except BadRequestBody as exc:
+        return json_ok({"success": False, "error": str(exc)}, status=400)
+    limit = body.get("assistant_message_limit", MAX_MESSAGES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MESSAGES <= limit <= MAX_MESSAGES:
+        error = f"assistant_message_limit must be an integer from {MIN_MESSAGES} to {MAX_MESSAGES}"
+        return json_ok({"success": False, "error": error}, status=400)
+    requested = body.get("language")
+    if requested is not None and not isinstance(requested, str):
+        return json_ok({"success": False, "error": "language must be a string"}, status=400)
+    character = character_get(name=name)
+    if character is None:
+        return json_ok({"success": False, "error_code": "character_not_found"}, status=404)
+    language = insight_language(requested) or insight_language(character_language(character)) or "en"
+    replies = assistant_replies_newest(character_id=character.pk, limit=limit)
+    analysis = repetition_analyse(replies=replies, language=language)
+    return json_ok(
+        {
+            "success": True,
+            "schema_version": SCHEMA_VERSION,
+            "artifact_type": ARTIFACT_TYPE,
+            "character_name": character.name,
+            "language": language,
+            "parameters": {
+                "assistant_message_limit": limit,
+                "min_replies": MIN_REPLIES,
+                "max_candidates": MAX_CANDIDATES,
+            },
+            **analysis,
+        }
+    )

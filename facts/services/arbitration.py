@@ -16,6 +16,7 @@ from facts.prompts import arbitration_messages
 from facts.selectors import dedup_pairs_pending
 from facts.services.editing import fact_text_set
 from facts.services.tokens import fact_index_add
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
@@ -74,7 +75,7 @@ def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> 
     prompt = arbitration_messages(
         name=character.name,
         pairs=[(i, _text(p.candidate), _text(p.existing)) for i, p in enumerate(pairs)],
-        language=language_of([_text(p.candidate) for p in pairs], character.language or None),
+        language=language_of([_text(p.candidate) for p in pairs], character_language(character)),
     )
     job, why = job_start(character_id=character_id, kind=DEDUP_JOB, now=now)
     if job is None:

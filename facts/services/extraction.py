@@ -25,6 +25,7 @@ from facts.selectors import facts_known_since
 from facts.services.archive import facts_archive_sweep
 from facts.services.dedup import PersistReport, facts_persist
 from facts.services.records import FactDraft, draft_from_llm
+from nekomem.characters.language import character_language
 from nekomem.characters.models import Character
 from nekomem.journal.jobs import (
     JobWait,
@@ -104,7 +105,9 @@ def stage1_extract(
 ) -> list[FactDraft]:
     """One Stage-1 LLM call. Raises LLMUnavailable (no provider) or FactExtractionFailed."""
     master = character.master_name  # the prompt fills in the locale's word when it is empty
-    lang = language_of([t for role, t in lines if role == "user"], language or character.language or None)
+    lang = language_of(
+        [t for role, t in lines if role == "user"], character_language(character, request_language=language)
+    )
     if source == Fact.Source.AI_DISCLOSURE:
         prompt = disclosure_messages(
             name=character.name, master=master, lines=lines, known=known or [], language=lang

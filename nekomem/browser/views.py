@@ -10,15 +10,20 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
 from nekomem.browser.registry import layer_pages
+from nekomem.characters.language import character_language, language_arrival_stamp, stored_language
 from nekomem.characters.models import Character
 from nekomem.characters.names import MAX_NAME_LENGTH, InvalidCharacterName
 from nekomem.characters.selectors import character_footprint, character_get, character_list
 from nekomem.characters.services import (
     CharacterNameTaken,
     CharacterNotFound,
+    LanguageSuperseded,
+    UnsupportedLanguage,
     character_delete,
+    character_language_set,
     character_rename,
 )
+from nekomem.language.codes import SUPPORTED_LANGUAGES
 from nekomem.runtime.status import status_snapshot
 
 
@@ -58,8 +63,30 @@ def character_overview(request: HttpRequest, name: str) -> HttpResponse:
             "pages": layer_pages(),
             "active_tab": "overview",
             "max_name_length": MAX_NAME_LENGTH,
+            "stored_language": stored_language(character),
+            "effective_language": character_language(character),
+            "languages": SUPPORTED_LANGUAGES,
         },
     )
+
+
+@require_POST
+@browser_page
+def character_language_view(request: HttpRequest, name: str) -> HttpResponse:
+    """The overview's language form: a choice in arrival order, like ``PUT /prompt-locale``."""
+    arrived = language_arrival_stamp()
+    character = character_or_404(name)
+    try:
+        choice = character_language_set(
+            name=character.name, language=request.POST.get("language", ""), order=arrived
+        )
+    except UnsupportedLanguage as exc:
+        messages.error(request, f"不支持的语言，未更改 Unsupported language, nothing changed: {exc}")
+    except LanguageSuperseded:
+        messages.warning(request, "已有更新的语言偏好生效 A newer language choice is already in effect")
+    else:
+        messages.success(request, f"语言已设为 Language set to {choice.language}")
+    return redirect("browser-character", name=character.name)
 
 
 # What the delete page calls each app holding a character's rows (the apps' own names are English only).

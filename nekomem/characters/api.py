@@ -13,14 +13,17 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from nekomem.characters.language import language_arrival_stamp, stored_language
 from nekomem.characters.models import Character
 from nekomem.characters.names import validate_character_name
 from nekomem.characters.selectors import character_footprint
 from nekomem.characters.services import (
     CharacterNotFound,
     character_delete,
+    character_language_set,
     character_rename,
 )
+from nekomem.language.codes import SUPPORTED_LANGUAGES, supported_language
 from nekomem.portability import CharacterImported, ImportRefused, memory_export_archive, memory_import_archive
 
 
@@ -33,10 +36,25 @@ class CharacterSerializer(serializers.ModelSerializer):
             "master_nicknames",
             "card",
             "language",
+            "language_order",
             "created_at",
             "last_activity_at",
         ]
-        read_only_fields = ["created_at", "last_activity_at", "language"]
+        read_only_fields = ["created_at", "last_activity_at", "language_order"]
+        extra_kwargs = {
+            "language": {
+                "help_text": "The durable prompt locale (one of the eight codes; a region or a Steam name is "
+                "normalised). Changing it is a new choice in arrival order, like PUT /prompt-locale."
+            }
+        }
+
+    def validate_language(self, value: str) -> str:
+        if value == "":
+            return value
+        code = supported_language(value)
+        if code is None:
+            raise serializers.ValidationError(f"one of {', '.join(SUPPORTED_LANGUAGES)}")
+        return code
 
     def validate_name(self, value: str) -> str:
         return validate_character_name(value)
@@ -118,9 +136,15 @@ class CharacterViewSet(
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         # A new name goes through the rename service (its lock, the caches it drops).
         assert isinstance(serializer, CharacterSerializer) and serializer.instance is not None
+        arrived = language_arrival_stamp()
         new_name = serializer.validated_data.pop("name", serializer.instance.name)
+        language = serializer.validated_data.pop("language", None)
         if new_name != serializer.instance.name:
             serializer.instance = character_rename(name=serializer.instance.name, new_name=new_name)
+        if language and language != stored_language(serializer.instance):
+            # Raises LanguageSuperseded (a Conflict: 409) when a newer choice arrived meanwhile.
+            character_language_set(name=serializer.instance.name, language=language, order=arrived)
+            serializer.instance.refresh_from_db()
         serializer.save()
 
     @extend_schema(

@@ -19,7 +19,18 @@ class Character(models.Model):
         help_text='Character-card fields per entity, e.g. {"master": {"昵称": "阿凛"}, "neko": {...}}. '
         "They become protected persona entries.",
     )
-    language = models.CharField(max_length=16, blank=True, help_text="Last locale the chat server sent.")
+    language = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="The character's durable prompt locale: the last explicit supported language a request "
+        "or the language page chose (reference §1.7). Empty: none chosen yet.",
+    )
+    language_order = models.BigIntegerField(
+        default=0,
+        help_text="Arrival stamp of the choice stored in ``language``; a choice is stored only over an "
+        "older stamp, compared in the database, so a request that arrived earlier and finishes late never "
+        "overrides a newer choice.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(null=True, blank=True)
     memory_version = models.PositiveBigIntegerField(

@@ -6,6 +6,38 @@ import unicodedata
 
 MAX_NAME_LENGTH = 64
 _FORBIDDEN = set('/\\:*?"<>|')
+# The top-level route names the server answers (reference §1.7: a reserved route name is not a
+# character name). tests/characters/test_names.py checks this against the URLconf.
+RESERVED_NAMES = frozenset(
+    {
+        "admin",
+        "api",
+        "browse",
+        "cache",
+        "cancel_correction",
+        "followup_topics",
+        "get_persona",
+        "get_recent_history",
+        "get_settings",
+        "health",
+        "internal",
+        "last_conversation_gap",
+        "memory_browser",
+        "new_dialog",
+        "process",
+        "prompt-locale",
+        "query_memory",
+        "record_surfaced",
+        "reflect",
+        "release_character",
+        "reload",
+        "renew",
+        "search_for_memory",
+        "settle",
+        "shutdown",
+        "static",
+    }
+)
 
 
 class InvalidCharacterName(ValueError):
@@ -26,6 +58,8 @@ def validate_character_name(name: str) -> str:
         raise InvalidCharacterName(f"character name is longer than {MAX_NAME_LENGTH} characters")
     if name in {".", ".."}:
         raise InvalidCharacterName("character name cannot be '.' or '..'")
+    if name.lower() in RESERVED_NAMES:
+        raise InvalidCharacterName(f"character name {name!r} is a reserved route name")
     for ch in name:
         if ch in _FORBIDDEN:
             raise InvalidCharacterName(f"character name contains a forbidden character {ch!r}")

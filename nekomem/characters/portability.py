@@ -23,7 +23,7 @@ from nekomem.portability import (
 CHARACTER_FILE = "nekomem_character.json"
 FORMAT = 1
 _LENGTHS = {"language": 16, "master_name": 64}  # Character's column widths
-FIELDS = ("language", "master_name", "master_nicknames", "card")
+FIELDS = ("language", "language_order", "master_name", "master_nicknames", "card")
 
 
 def read_character(path: Path) -> dict[str, Any]:
@@ -41,10 +41,13 @@ def read_character(path: Path) -> dict[str, Any]:
     nicknames = data.get("master_nicknames", [])
     if not isinstance(nicknames, list) or not all(isinstance(n, str) for n in nicknames):
         raise MalformedFile(path, "must be a list of strings", entry="master_nicknames")
+    order = data.get("language_order", 0)
+    if not isinstance(order, int) or isinstance(order, bool) or order < 0:
+        raise MalformedFile(path, "must be a non-negative integer", entry="language_order")
     card = data.get("card", {})
     if not isinstance(card, dict) or not all(isinstance(v, dict) for v in card.values()):
         raise MalformedFile(path, "must be an object of entity → {field: value}", entry="card")
-    return {**fields, "master_nicknames": nicknames, "card": card}
+    return {**fields, "language_order": order, "master_nicknames": nicknames, "card": card}
 
 
 def write_character(character: Character, fields: dict[str, Any]) -> ImportResult:

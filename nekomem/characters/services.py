@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from nekomem.characters.language import language_arrival_stamp, language_choice_update, stored_language
 from nekomem.characters.locks import lock_character, settled_transaction
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.names import validate_character_name
@@ -15,6 +16,7 @@ from nekomem.characters.selectors import CharacterFootprint, character_footprint
 from nekomem.errors import Conflict
 from nekomem.journal.jobs import job_cancel, registered_job_kinds
 from nekomem.journal.models import Job
+from nekomem.language.codes import SUPPORTED_LANGUAGES, supported_language
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +75,10 @@ def character_id_forget(*, name: str | None = None) -> None:
         _ids_by_name.pop(name, None)
 
 
-def character_touch(*, character_id: int, language: str | None = None) -> None:
-    """Refresh the activity clock (and remember the chat's locale) with one UPDATE."""
+def character_touch(*, character_id: int, language: str | None = None, order: int | None = None) -> None:
+    """Refresh the activity clock (and remember an explicit locale in arrival order) with one UPDATE."""
     fields: dict[str, object] = {"last_activity_at": timezone.now()}
-    if language:
-        fields["language"] = language[:16]
+    fields.update(language_choice_update(language=language, order=order or language_arrival_stamp()))
     Character.objects.filter(pk=character_id).update(**fields)
 
 
@@ -234,3 +235,52 @@ def memory_changes_prune(
         deleted, _ = MemoryChange.objects.filter(character_id=character_id, version__lte=floor).delete()
         removed += deleted
     return removed
+
+
+# --- the durable prompt locale (reference §1.7; nekomem/characters/language.py) ----------------------------
+
+
+class LanguageSuperseded(Conflict):
+    """A choice that arrived later than this one is already stored (HTTP 409); nothing was changed."""
+
+
+class UnsupportedLanguage(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class LanguageChoice:
+    language: str
+    order: int
+    previous_language: str | None
+    changed: bool
+
+
+def character_language_set(*, name: str, language: object, order: int) -> LanguageChoice:
+    """The language page's choice, stamped ``order`` when its request arrived.
+
+    Raises ``UnsupportedLanguage`` for a code that is not one of ours and ``LanguageSuperseded`` when
+    a choice that arrived later is already stored (its request finished first).
+    """
+    code = supported_language(language) if isinstance(language, str) else None
+    if code is None:
+        raise UnsupportedLanguage(
+            f"unsupported language {language!r}; one of {', '.join(SUPPORTED_LANGUAGES)}"
+        )
+    character = character_get_or_create(name=name)
+    with transaction.atomic():
+        current = lock_character(character.pk)
+        if current.language_order >= order:
+            raise LanguageSuperseded("a newer language preference is already stored")
+        previous = stored_language(current)
+        Character.objects.filter(pk=character.pk).update(language=code, language_order=order)
+    return LanguageChoice(language=code, order=order, previous_language=previous, changed=previous != code)
+
+
+def character_language_offer(*, character_id: int, language: str | None, order: int) -> bool:
+    """Remember a request's explicit ``language`` unless a newer choice is stored; True when stored.
+    An absent or unsupported language changes nothing."""
+    fields = language_choice_update(language=language, order=order)
+    if not fields:
+        return False
+    return bool(Character.objects.filter(pk=character_id, language_order__lt=order).update(**fields))

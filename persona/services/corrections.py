@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.errors import Conflict
@@ -30,7 +31,6 @@ from nekomem.journal.jobs import (
 )
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import resolve_language
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.prompts import correction_line, corrections_messages
@@ -182,7 +182,7 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
     if not batch:
         return CorrectionsReport(reason="empty")
     character = Character.objects.get(pk=character_id)
-    language = resolve_language(character.language or None)
+    language = character_language(character)
     messages = corrections_messages(
         name=character.name, lines=[_line(i, c, language) for i, c in enumerate(batch)], language=language
     )

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import PROMOTED_AT, Evidence
@@ -34,7 +35,7 @@ from nekomem.journal.jobs import (
 )
 from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status
-from nekomem.locale import master_display_name, resolve_language
+from nekomem.locale import master_display_name
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry
@@ -241,7 +242,7 @@ def reflection_promote(*, character_id: int, reflection_pk: int, now: datetime |
         job_succeed(job=job, outcome="moot")
         return "skipped"
     character = Character.objects.get(pk=character_id)
-    language = resolve_language(character.language or None)
+    language = character_language(character)
     messages = merge_messages(
         name=character.name,
         master=master_display_name(character.master_name, language),

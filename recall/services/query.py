@@ -48,7 +48,8 @@ def hit_row(hit: Hit, *, explain: bool) -> dict[str, Any]:
         "entity": c.entity,
         "subject_kind": c.subject_kind,
         "subject_id": c.subject_id,
-        "scope": c.scope,
+        # The original names an unscoped (pre-group-chat) row's scope rather than leaving it null (§1.7).
+        "scope": c.scope or "legacy_private",
         "score": round(hit.score, 6) if hit.score is not None else None,
         "created_at": _iso(c.created_at),
         "event_start_at": _iso(c.event_start_at),

@@ -1,6 +1,8 @@
 """English."""
 
 TEXT = {
+    "theater_titled": "[Theater recap] “{title}”: {summary}",
+    "theater_untitled": "[Theater recap] {summary}",
     "history_intro": "Before the chat begins, {name} mentally reviews recent events.",
     "history_empty": "Before the chat begins, there is no history.",
     "memo_prefix": "Memo of the earlier conversation: ",

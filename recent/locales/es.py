@@ -2,6 +2,8 @@
 """Spanish."""
 
 TEXT = {
+    "theater_titled": "[Resumen de la historia] «{title}»: {summary}",
+    "theater_untitled": "[Resumen de la historia] {summary}",
     "history_intro": "Antes de iniciar la conversación, {name} repasa mentalmente los acontecimientos recientes.",
     "history_empty": "Antes de iniciar la conversación, no hay historial.",
     "memo_prefix": "Nota de la conversación anterior: ",

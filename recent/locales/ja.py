@@ -2,6 +2,8 @@
 """Japanese."""
 
 TEXT = {
+    "theater_titled": "【シアターの振り返り】『{title}』：{summary}",
+    "theater_untitled": "【シアターの振り返り】{summary}",
     "history_intro": "会話を始める前に、{name}は最近の出来事を頭の中で整理しています。",
     "history_empty": "会話を始める前に、履歴はありません。",
     "memo_prefix": "これまでの会話のメモ: ",

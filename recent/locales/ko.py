@@ -2,6 +2,8 @@
 """Korean."""
 
 TEXT = {
+    "theater_titled": "[극장 회고] 「{title}」: {summary}",
+    "theater_untitled": "[극장 회고] {summary}",
     "history_intro": "대화를 시작하기 전에 {name}은 최근 있었던 일들을 마음속으로 정리하고 있습니다.",
     "history_empty": "대화를 시작하기 전에, 기록이 없습니다.",
     "memo_prefix": "이전 대화의 메모: ",

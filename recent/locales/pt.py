@@ -2,6 +2,8 @@
 """Portuguese."""
 
 TEXT = {
+    "theater_titled": "[Resumo da história] “{title}”: {summary}",
+    "theater_untitled": "[Resumo da história] {summary}",
     "history_intro": "Antes de iniciar a conversa, {name} revisa mentalmente os acontecimentos recentes.",
     "history_empty": "Antes de iniciar a conversa, não há histórico.",
     "memo_prefix": "Nota da conversa anterior: ",

@@ -2,6 +2,8 @@
 """Russian."""
 
 TEXT = {
+    "theater_titled": "[Итоги истории] «{title}»: {summary}",
+    "theater_untitled": "[Итоги истории] {summary}",
     "history_intro": "Перед началом разговора {name} мысленно перебирает последние события.",
     "history_empty": "Перед началом разговора истории нет.",
     "memo_prefix": "Заметка о предыдущем разговоре: ",

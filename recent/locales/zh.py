@@ -1,6 +1,8 @@
 """Simplified Chinese."""
 
 TEXT = {
+    "theater_titled": "【剧场回顾】《{title}》：{summary}",
+    "theater_untitled": "【剧场回顾】{summary}",
     # /get_recent_history opens with the second half of the inner-thoughts sentence (reference §5.1).
     "history_intro": "开始聊天前，{name}又在脑海内整理了近期发生的事情。",
     "history_empty": "开始聊天前，没有历史记录。",

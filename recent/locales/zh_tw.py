@@ -1,6 +1,8 @@
 """Traditional Chinese (Taiwan)."""
 
 TEXT = {
+    "theater_titled": "【劇場回顧】《{title}》：{summary}",
+    "theater_untitled": "【劇場回顧】{summary}",
     # /get_recent_history opens with the second half of the inner-thoughts sentence (reference §5.1).
     "history_intro": "開始聊天前，{name}又在腦海裡整理了近期發生的事情。",
     "history_empty": "開始聊天前，沒有歷史記錄。",

@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Model
 from django.utils import timezone
 
+from nekomem.characters.language import language_arrival_stamp, language_choice_sql, language_choice_update
 from nekomem.characters.locks import lock_character_update, settle_lock_source, settled_transaction
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for, character_id_forget
@@ -30,12 +31,10 @@ from recent.services.raw_log import raw_log_append, raw_log_values
 from recent.services.window import recent_messages_insert, recent_positions_take
 
 
-def _activity_fields(*, language: str | None) -> dict[str, Any]:
-    """What a turn sets on the character row (whose UPDATE is also the row lock)."""
-    fields: dict[str, Any] = {"last_activity_at": timezone.now()}
-    if language:
-        fields["language"] = language[:16]
-    return fields
+def _activity_fields() -> dict[str, Any]:
+    """What every turn sets on the character row (whose UPDATE is also the row lock); an explicit
+    language is remembered beside it, in arrival order (``language_choice_update``)."""
+    return {"last_activity_at": timezone.now()}
 
 
 def _clears_review(messages: list[dict[str, Any]]) -> bool:
@@ -53,14 +52,22 @@ def _post_turn_payload(
 
 
 def turn_write_orm(
-    *, character_id: int, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+    *,
+    character_id: int,
+    messages: list[dict[str, Any]],
+    language: str | None,
+    append_recent: bool,
+    language_order: int | None = None,
 ) -> None:
     """The turn's one transaction through the ORM, for a large history and for ``/renew``; the
     caller holds the settle lock and has opened the transaction. ``turn_write_statement`` below
     must write exactly the same rows."""
     window = window_messages(messages) if append_recent else []
     window_count = len(window)
-    lock_character_update(character_id, **_activity_fields(language=language))
+    order = language_order or language_arrival_stamp()
+    lock_character_update(
+        character_id, **_activity_fields(), **language_choice_update(language=language, order=order)
+    )
     first = recent_positions_take(
         character_id=character_id, count=window_count, clear_review=_clears_review(messages)
     )
@@ -79,7 +86,12 @@ STATEMENT_MAX_MESSAGES = 64
 
 
 def turn_write_statement(
-    *, name: str, messages: list[dict[str, Any]], language: str | None, append_recent: bool
+    *,
+    name: str,
+    messages: list[dict[str, Any]],
+    language: str | None,
+    append_recent: bool,
+    language_order: int | None = None,
 ) -> int:
     """``turn_write_orm`` in hand-built statements from the model fields; returns the character's id.
 
@@ -94,12 +106,14 @@ def turn_write_statement(
     deleted since), the id is looked up again, once.
     """
     character_id = character_id_for(name=name, cached=True)
+    order = language_order or language_arrival_stamp()
     for attempt in range(2):
         turn = _TurnStatements(
             character_id=character_id,
             name=name,
             messages=messages,
             language=language,
+            language_order=order,
             append_recent=append_recent,
         )
         if connection.vendor == "postgresql":
@@ -131,6 +145,7 @@ class _TurnStatements:
         name: str,
         messages: list[dict[str, Any]],
         language: str | None,
+        language_order: int,
         append_recent: bool,
     ) -> None:
         self.db = database()
@@ -138,6 +153,7 @@ class _TurnStatements:
         self.name = name
         self.messages = messages
         self.language = language
+        self.language_order = language_order
         self.append_recent = append_recent
         self.window = window_messages(messages) if append_recent else []
         self.window_count = len(self.window)
@@ -151,10 +167,19 @@ class _TurnStatements:
     ) -> tuple[str, list[Any]]:
         assignments: list[str] = []
         params: list[Any] = []
-        for field, value in _activity_fields(language=self.language).items():
+        for field, value in _activity_fields().items():
             assignments.append(f"{self._quote(Character, field)} = %s")
             params.append(model_field(Character, field).get_db_prep_save(value, self.db))
         table = self.db.ops.quote_name(Character._meta.db_table)
+        choice, choice_params = language_choice_sql(
+            language=self.language,
+            order=self.language_order,
+            table=table,
+            language_column=self._quote(Character, "language"),
+            order_column=self._quote(Character, "language_order"),
+        )
+        assignments += choice
+        params += choice_params
         written = self._quote(Character, "raw_rows_written")
         assignments.append(f"{written} = {table}.{written} + %s")  # raw_log_append's count of its rows
         params.append(len(self.messages))

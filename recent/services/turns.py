@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from django.db import transaction
 
+from nekomem.characters.language import language_arrival_stamp
 from nekomem.characters.locks import settle_lock, settled_transaction
 from nekomem.characters.services import character_id_for
 from recent.compression import compress_inline, compress_request
@@ -31,6 +32,7 @@ def turn_record(
     language: str | None,
     append_recent: bool = True,
     compress: CompressMode = "never",
+    language_order: int | None = None,
 ) -> TurnRecorded:
     """Persist one finished turn atomically: recent window, raw log and post-turn op, or nothing.
 
@@ -42,10 +44,18 @@ def turn_record(
     settle lock, so the ``/new_dialog`` that follows it waits for the memo. Every compressing route
     then considers a history review, which always runs in the background.
 
+    ``language_order``: the request's arrival stamp (``language_arrival_stamp``, taken by the view),
+    so an explicit ``language`` is remembered only over an older choice.
+
     Returns the character's id, and for ``inline`` why the window was not compressed, if it was not.
     """
     not_compressed: str | None = None
-    write: dict[str, Any] = {"messages": messages, "language": language, "append_recent": append_recent}
+    write: dict[str, Any] = {
+        "messages": messages,
+        "language": language,
+        "append_recent": append_recent,
+        "language_order": language_order or language_arrival_stamp(),
+    }
     if compress == "inline":
         character_id = character_id_for(name=name)
         with settle_lock(character_id):

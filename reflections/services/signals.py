@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import facts_mark_signal_processed
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
@@ -193,7 +194,7 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
             master=character.master_name,
             observations=lines,
             facts=[f"[{f.fact_id}] {f.text}" for f in facts],
-            language=language_of([f.text for f in facts], character.language or None),
+            language=language_of([f.text for f in facts], character_language(character)),
         )
         reply = chat_json(
             tier="summary", messages=messages, expect=dict, thinking=True, timeout=STAGE2_TIMEOUT
@@ -286,7 +287,9 @@ def reflections_keyword_hook(
                 master=character.master_name,
                 messages=recent,
                 observations=lines,
-                language=language_of(recent, payload.get("language") or character.language or None),
+                language=language_of(
+                    recent, character_language(character, request_language=payload.get("language"))
+                ),
             ),
             expect=dict,
             timeout=KEYWORD_TIMEOUT,
@@ -381,7 +384,7 @@ def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None)
                     f"[{r.reflection_id}] {truncate_tokens(r.text, OBSERVATION_TOKENS)}" for r in reflections
                 ],
                 messages=[text for _, text in batch],
-                language=language_of([text for _, text in batch], character.language or None),
+                language=language_of([text for _, text in batch], character_language(character)),
             ),
             expect=dict,
             timeout=REBUTTAL_TIMEOUT,

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import Signal
@@ -156,7 +157,8 @@ def reflections_feedback_check(
         items=items,
         lines=lines,
         language=language_of(
-            [t for r, t in lines if r == "user"], payload.get("language") or character.language or None
+            [t for r, t in lines if r == "user"],
+            character_language(character, request_language=payload.get("language")),
         ),
     )
     try:

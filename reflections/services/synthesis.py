@@ -27,6 +27,7 @@ from facts.services import (
     normalize_entity,
     resolve_event_when,
 )
+from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
@@ -152,7 +153,7 @@ def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> 
             master=character.master_name,
             facts=[(f.text, f.importance) for f in chosen],
             related=related,
-            language=language_of([f.text for f in chosen], character.language or None),
+            language=language_of([f.text for f in chosen], character_language(character)),
         )
         reply = chat_json(
             tier="summary",

@@ -130,7 +130,9 @@ def test_protected_entries_are_capped_and_the_rest_fit_the_budget(client):
 
 def test_get_settings_and_get_persona(client, tmp_path: Path):
     call_command("import_memory", str(build(tmp_path, "小天")))
-    settings_text = client.get("/get_settings/小天").content.decode()
+    response = client.get("/get_settings/小天")
+    assert response["Content-Type"] == "application/json"
+    settings_text = response.json()  # a JSON string, as the original answers
     assert settings_text.startswith("### 关于主人") and "长期记忆" not in settings_text
     persona = client.get("/get_persona/小天").json()
     assert list(persona) == ["master", "neko", "relationship", "__meta__"]
@@ -145,4 +147,4 @@ def test_get_settings_falls_back_to_the_legacy_settings(client, tmp_path: Path):
     call_command("import_memory", str(tmp_path))
     assert client.get("/get_persona/Mio").json()["master"]["facts"][0]["source"] == "settings"
     PersonaEntry.objects.all().delete()  # the migrated entry went away by hand; nothing else is left
-    assert client.get("/get_settings/Mio").content.decode() == "Mio记得：生日: 三月"
+    assert client.get("/get_settings/Mio").json() == "Mio记得：生日: 三月"

@@ -21,13 +21,14 @@ pytestmark = pytest.mark.django_db
 # after a bump that the block does not show, one read of the change log more):
 # block check, the character's id, the character again once the settle lock is held (so a settle in
 # flight is waited for), the persona state by which persona knows its cached block is current, the
-# window with the raw log's last time (one statement). On PostgreSQL the lookup by name takes the
+# window with the raw log's last time (one statement), the theater capsules (a capped read of an
+# index). On PostgreSQL the lookup by name takes the
 # advisory lock and the read of the settled row releases it; SQLite's settle lock is a file lock, no
 # statement. A cold one
 # also creates the persona's sections and reads the entries, reflections, suppressions and token
 # counts to render the block.
-NEW_DIALOG = {"sqlite": 5, "postgresql": 5}
-NEW_DIALOG_COLD = {"sqlite": 26, "postgresql": 26}
+NEW_DIALOG = {"sqlite": 6, "postgresql": 6}
+NEW_DIALOG_COLD = {"sqlite": 27, "postgresql": 27}
 # Warm: block check and the character with its memory version, the extraction cursor and its raw-log
 # row count (one statement: the cursor was a read of its own). The raw turns past the last one read
 # only when the count moved (a turn since); the change log only when the version moved. The first

@@ -94,6 +94,8 @@ def test_response_shape_tiers_and_explain(client, imported) -> None:
     }
     assert "S2:3" in [imported[r["id"]] for r in body["results"][:3]]
     assert {r["tier"] for r in body["results"]} <= {"fact", "fact_archive"}  # persona never
+    # Unscoped (pre-group-chat) rows name their scope as the original does, never null.
+    assert {r["scope"] for r in body["results"]} == {"legacy_private"}
     paths = row["explain"]["paths"]
     assert {"bm25:words", "cosine"} <= set(paths)
     assert all(p["rank"] >= 1 for p in paths.values())

@@ -88,7 +88,7 @@ def test_no_route_selector_pool_or_export_returns_another_characters_row(client,
             "recent_window": " ".join(json.dumps(m.data) for m in recent_window(character_id=character_id)),
             "recall_pools": " ".join(c.text for c in recall_pools(character_id=character_id, space=None)),
             "followup_topics": client.get(f"/followup_topics/{name}").content.decode(),
-            "get_settings": client.get(f"/get_settings/{name}").content.decode(),
+            "get_settings": client.get(f"/get_settings/{name}").json(),
             "get_persona": client.get(f"/get_persona/{name}").content.decode(),
             "api reflections": client.get(
                 f"/api/v1/characters/{name}/reflections/?limit=1000"
