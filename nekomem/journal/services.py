@@ -28,6 +28,7 @@ from nekomem.journal.jobs import (
 )
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
 from nekomem.journal.registry import event_handler_for, outbox_steps_for
+from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
 
 logger = logging.getLogger(__name__)
@@ -165,10 +166,18 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
     alone. Each op succeeds, waits or fails on its own (``nekomem.journal.jobs`` counts the attempts,
     backs off and dead-letters); finished ops are marked done together, at least every
-    ``OUTBOX_DONE_MARK_SECONDS``.
+    ``OUTBOX_DONE_MARK_SECONDS``. While storage is blocked no op is claimed (each is
+    ``storage_blocked``); ops the block catches in flight wait with that reason until ``continue``.
     """
     if not op_ids:
         return {}
+    with storage_writer() as allowed:
+        if not allowed:
+            return dict.fromkeys(op_ids, STORAGE_BLOCKED)
+        return _ops_execute(op_ids)
+
+
+def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
     token, claimed = _claim(op_ids)
     statuses: dict[UUID, str] = {}
     unclaimed = [op_id for op_id in op_ids if op_id not in claimed]
@@ -187,13 +196,20 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
             done.clear()
         last_mark = time.monotonic()
 
+    blocked = False
     for op_id in op_ids:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
             continue
         try:
+            if blocked:  # the rest of the claimed batch waits with the op the block stopped
+                raise StorageBlocked()
             for _name, step in outbox_steps_for(op.type):
                 step(op.character_id, op.payload)
+        except StorageBlocked:
+            blocked = True
+            work_wait(work_current(OutboxOp, pk=op_id, token=token), reason=STORAGE_BLOCKED)
+            statuses[op_id] = WorkStatus.WAITING
         except JobWait as wait:
             work_wait(
                 work_current(OutboxOp, pk=op_id, token=token),
