@@ -6,11 +6,17 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
+from nekomem.journal.registry import (
+    POST_TURN_OP,
+    register_event_handler,
+    register_event_seeder,
+    register_outbox_step,
+)
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
+from persona.selectors import persona_event_seeds
 from persona.services import persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
@@ -93,6 +99,7 @@ def post_turn_prepare(character_id: int, payload: dict[str, Any]) -> None:
 
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
+    register_event_seeder("persona", persona_event_seeds)
     register_event_handler("persona.fact_added", replay_entry_snapshot)
     register_event_handler("persona.entry_updated", replay_entry_snapshot)
     register_event_handler("persona.evidence_updated", replay_entry_evidence)

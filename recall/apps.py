@@ -22,6 +22,11 @@ class RecallConfig(AppConfig):
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
         register_warm_up("recall-indexes", recall_indexes_warm_up)
 
+        from nekomem.portability import register_import_hook
+        from recall.index_cache import recall_indexes_prepare
+
+        register_import_hook(recall_indexes_prepare)
+
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.runtime.status import register_vector_counter
         from recall.backfill import fact_vector_coverage, raw_turn_vector_coverage

@@ -30,7 +30,7 @@ from nekomem.portability import (
     write_json,
     write_records,
 )
-from reflections.models import ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
+from reflections.models import RECALL_POOL, ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
 from reflections.selectors import reflections_in_file, reflections_in_shards, surfaced_list
 from reflections.services.records import MODEL_FIELDS, reflection_from_file_dict, reflection_to_file_dict
 
@@ -55,7 +55,12 @@ def _parse(path: Path, data: Any, *, shard: str | None) -> list[Reflection]:
 
 def _upsert(character: Character, incoming: list[Reflection]) -> ImportResult:
     result = rows_upsert(
-        Reflection, character=character, incoming=incoming, key="reflection_id", fields=MODEL_FIELDS
+        Reflection,
+        character=character,
+        incoming=incoming,
+        key="reflection_id",
+        fields=MODEL_FIELDS,
+        pool=RECALL_POOL,
     )
     _shards_recount(character_id=character.pk)
     return result
