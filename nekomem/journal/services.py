@@ -318,6 +318,10 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
         newest = Event.objects.filter(character_id=character_id).order_by("-seq").first()
         if newest is not None:
             _sentinel_advance(character_id=character_id, event=newest)
+        else:  # nothing to seed: as the original, the sentinel points at no event
+            AppliedSentinel.objects.filter(pk=sentinel.pk).update(
+                last_applied_seq=None, last_applied_event_id=None, ts=now
+            )
     logger.info("events compacted character=%s dropped=%d seeds=%d", character_id, dropped, len(seeds))
     return dropped, len(seeds)
 

@@ -92,6 +92,18 @@ def test_a_shorter_log_is_kept_until_its_oldest_event_is_ninety_days_old(charact
     assert events_compact(character_id=character.pk) == (5, 3)
 
 
+def test_a_character_without_views_to_seed_keeps_an_empty_log_and_no_sentinel() -> None:
+    character = CharacterFactory.create()
+    applied_log(character, 4, age=timedelta(days=91))
+    assert events_compact(character_id=character.pk) == (4, 0)
+    assert not Event.objects.filter(character=character).exists()
+    sentinel = AppliedSentinel.objects.get(character=character)
+    assert (sentinel.last_applied_seq, sentinel.last_applied_event_id) == (None, None)
+    with transaction.atomic():  # the next event moves it again
+        event = event_append(character_id=character.pk, event_type="fact.absorbed", payload={"fact_ids": []})
+    assert AppliedSentinel.objects.get(character=character).last_applied_seq == event.seq
+
+
 def test_a_log_with_events_not_yet_replayed_is_not_compacted(character) -> None:
     applied_log(character, 5, age=timedelta(days=120))
     Event.objects.create(
