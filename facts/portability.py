@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from facts.models import Fact, FactDedupPair, FactToken
+from facts.models import RECALL_POOL, Fact, FactDedupPair, FactToken
 from facts.selectors import dedup_pairs_for_export
 from facts.services.extraction import extraction_coverage_infer
 from facts.services.records import (
@@ -108,7 +108,10 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     facts_tokenize(retokenize, stop_names=stop_names)
     instances_insert(Fact, new)
     if new:  # the index rows need the new primary keys
-        pks = dict(Fact.objects.filter(character_id=character.pk).values_list("fact_id", "pk"))
+        known = Fact.objects.filter(character_id=character.pk)
+        if len(new) <= 900:  # a few new facts in a large character: not every key of it
+            known = known.filter(fact_id__in=[f.fact_id for f in new])
+        pks = dict(known.values_list("fact_id", "pk"))
         for fact in new:
             fact.pk = pks[fact.fact_id]
     Fact.objects.bulk_update(
@@ -119,7 +122,11 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
     if new:
         extraction_coverage_infer(character_id=character.pk)
-    return ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
+    # The rows written, so recall caches apply just these (an archived fact leaves the live pool).
+    written = frozenset(f.pk for f in [*new, *changed])
+    return ImportResult(
+        created=len(new), updated=len(changed), unchanged=unchanged, pool=RECALL_POOL, rows=written
+    )
 
 
 def _export(character: Character, path: Path, *, archived: bool) -> int | None:

@@ -7,6 +7,7 @@ import logging
 from facts.selectors import characters_with_pending_pairs
 from facts.services import dedup_pairs_arbitrate, facts_archive_sweep, facts_extraction_tick
 from nekomem.characters.models import Character
+from nekomem.runtime.state import StorageBlocked
 
 logger = logging.getLogger(__name__)
 
@@ -15,6 +16,8 @@ def _each_character(job: str, ids: list[int], run: object) -> None:
     for character_id in ids:
         try:
             run(character_id)  # type: ignore[operator]
+        except StorageBlocked:
+            raise  # the whole tick waits for ``continue``, not only this character
         except Exception:
             # One character's failure must not starve the others of their tick.
             logger.exception("%s failed for character %s", job, character_id)

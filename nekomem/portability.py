@@ -14,6 +14,7 @@ all, and a sound directory imports everything. Importing the same directory twic
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Generic, TypeVar
 
@@ -33,6 +34,7 @@ from nekomem.characters.names import validate_character_name
 from nekomem.characters.services import character_get_or_create, character_memory_changed
 from nekomem.timestamps import iso_local, parse_iso  # noqa: F401  the file handlers use them from here
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
 Parsed = TypeVar("Parsed")
 Row = TypeVar("Row", bound=models.Model)
@@ -70,9 +72,15 @@ class ImportRefused(Exception):
 
 @dataclass(frozen=True)
 class ImportResult:
+    """What one file's write did. ``pool`` and ``rows``: the recall pool (as the memory-change log
+    names it) and the primary keys of its rows the write added or changed, so recall caches apply
+    just those; ``rows`` None means the write cannot say, and readers rebuild."""
+
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    pool: str = ""
+    rows: frozenset[int] | None = None
 
     @property
     def changed(self) -> bool:
@@ -219,10 +227,18 @@ def chunked(values: Sequence[T], size: int = IN_CHUNK) -> Iterator[Sequence[T]]:
 
 
 def rows_upsert(
-    model: type[Row], *, character: Character, incoming: Sequence[Row], key: str, fields: Sequence[str]
+    model: type[Row],
+    *,
+    character: Character,
+    incoming: Sequence[Row],
+    key: str,
+    fields: Sequence[str],
+    pool: str = "",
 ) -> ImportResult:
     """Bind parsed rows to ``character`` and write them by their file id ``key``: a new id is inserted,
-    a known one is updated only when one of ``fields`` differs (so a re-import changes nothing)."""
+    a known one is updated only when one of ``fields`` differs (so a re-import changes nothing).
+
+    ``pool``: the recall pool the rows belong to; the result then names the rows written."""
     existing: dict[Any, Row] = {}
     for keys in chunked([getattr(row, key) for row in incoming]):
         existing.update(
@@ -248,7 +264,13 @@ def rows_upsert(
             changed[current.pk] = current
     model._default_manager.bulk_create(new, batch_size=1000)
     model._default_manager.bulk_update(list(changed.values()), list(fields), batch_size=1000)
-    return ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
+    result = ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
+    if not pool:
+        return result
+    written = {row.pk for row in new if row.pk is not None} | set(changed)
+    if len(written) < len(new) + len(changed):  # a backend that returns no keys from a bulk insert
+        return result
+    return replace(result, pool=pool, rows=frozenset(written))
 
 
 # --- import --------------------------------------------------------------------------------------------
@@ -322,6 +344,7 @@ def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]
         Character.objects.filter(name__in=[s.name for s in sources]).values_list("pk", flat=True)
     )
     reports: list[CharacterImported] = []
+    changed: list[int] = []
     with ExitStack() as held:
         # The settle locks first, in id order (locks.py's order), so no turn lands half-way through.
         for character_id in existing:
@@ -343,9 +366,15 @@ def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]
                     if finished.changed:
                         report.files.append(FileImported(name, finished))
                 if report.written:
-                    # Recall caches key on the version; an import is a change like any other.
-                    character_memory_changed(character_id=character_id)
+                    _log_changes(character_id=character_id, written=report.written)
+                    changed.append(character_id)
                 reports.append(report)
+    for hook in list(_import_hooks):
+        try:
+            hook(changed)
+        except Exception:
+            # The import is committed; what a hook prepares (a recall index) is built on demand anyway.
+            logger.exception("after-import hook %s failed", getattr(hook, "__name__", hook))
     return reports
 
 
@@ -368,6 +397,35 @@ def memory_sources(root: Path) -> list[ImportSource]:
             if name and path.is_file():
                 names.add(name)
     return [ImportSource(name=name, folder=root / name) for name in sorted(names)]
+
+
+def _log_changes(*, character_id: int, written: list[FileImported]) -> None:
+    """Log an import like any other change: the rows of each recall pool it wrote, so recall caches
+    apply those; a file that cannot say what it wrote makes it one change without detail (a rebuild)."""
+    if any(f.result.rows is None for f in written):
+        character_memory_changed(character_id=character_id)
+        return
+    by_pool: dict[str, set[int]] = {}
+    for imported in written:
+        by_pool.setdefault(imported.result.pool, set()).update(imported.result.rows or ())
+    for pool, rows in sorted(by_pool.items()):
+        character_memory_changed(character_id=character_id, pool=pool, rows=rows)
+
+
+# Run after an import has committed, with the ids of the characters whose memory it changed (recall
+# builds and saves their indexes, so a server's first query after a large import loads one).
+ImportHook = Callable[[list[int]], None]
+_import_hooks: list[ImportHook] = []
+
+
+def register_import_hook(hook: ImportHook) -> None:
+    if hook not in _import_hooks:
+        _import_hooks.append(hook)
+
+
+def unregister_import_hook(hook: ImportHook) -> None:
+    if hook in _import_hooks:
+        _import_hooks.remove(hook)
 
 
 # --- export --------------------------------------------------------------------------------------------

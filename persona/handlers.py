@@ -7,11 +7,17 @@ from typing import Any
 from django.utils import timezone
 
 from nekomem.install.sync import register_card_hook
-from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
+from nekomem.journal.registry import (
+    POST_TURN_OP,
+    register_event_handler,
+    register_event_seeder,
+    register_outbox_step,
+)
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
+from persona.selectors import persona_event_seeds
 from persona.services import persona_ensure, persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
@@ -98,6 +104,7 @@ def card_changed(character_id: int) -> None:
 
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
+    register_event_seeder("persona", persona_event_seeds)
     register_event_handler("persona.fact_added", replay_entry_snapshot)
     register_event_handler("persona.entry_updated", replay_entry_snapshot)
     register_event_handler("persona.evidence_updated", replay_entry_evidence)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
@@ -86,3 +87,14 @@ def persona_file_view(*, character_id: int) -> dict[str, dict[str, Any]]:
     for entry in persona_entries_live(character_id=character_id):
         view.setdefault(entry.section, {"facts": []})["facts"].append(entry_to_file_dict(entry))
     return view
+
+
+def persona_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The seeds event-log compaction writes for the persona view (reference §2.14): each entry as it
+    stands, the snapshot a ``persona.fact_added`` replay writes back as it was."""
+    entries = PersonaEntry.objects.filter(character_id=character_id).order_by("section", "position", "pk")
+    for entry in entries.iterator(chunk_size=1000):
+        yield (
+            "persona.fact_added",
+            {"section": entry.section, "position": entry.position, "entry": entry_to_file_dict(entry)},
+        )

@@ -25,6 +25,11 @@ class RecallConfig(AppConfig):
         # The lunar calendar's tables load on first use (~80 ms): not on the first /new_dialog.
         register_warm_up("holiday-calendar", warm_holiday_calendar)
 
+        from nekomem.portability import register_import_hook
+        from recall.index_cache import recall_indexes_prepare
+
+        register_import_hook(recall_indexes_prepare)
+
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.runtime.status import register_vector_counter
         from recall.backfill import fact_vector_coverage, raw_turn_vector_coverage

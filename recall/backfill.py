@@ -30,6 +30,7 @@ from facts.models import Fact
 from facts.services import dedup_pair_queue, fact_vectors_write
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
+from nekomem.runtime.state import storage_writes_check
 from nekomem.runtime.status import VectorCoverage
 from recall.models import PairsCursor, RawTurnVector
 from recall.selectors import (
@@ -340,6 +341,7 @@ def _embed_rows(
                 logger.warning("embedding backfill stopped: the model failed (vectors are now off)")
                 break
             pending = None
+            storage_writes_check()  # a block stops the backfill before its next write
             if i + 1 < len(chunks):
                 pending = ahead.submit(embedder.embed, [text for _, text in chunks[i + 1]])
             write(

@@ -432,6 +432,12 @@ def recent_recall_characters(*, limit: int) -> list[RecallCharacter]:
     return [_recall_character(row) for row in rows.values_list(*_RECALL_FIELDS)[:limit]]
 
 
+def recall_characters(*, ids: Collection[int]) -> list[RecallCharacter]:
+    """These characters, as ``recall_character`` gives them, in id order."""
+    rows = _recall_characters().filter(pk__in=list(ids)).order_by("pk")
+    return [_recall_character(row) for row in rows.values_list(*_RECALL_FIELDS)]
+
+
 def character_memory_version(*, character_id: int) -> int | None:
     """One indexed lookup per request: the version the recall cache compares with."""
     row: Any = Character.objects.filter(pk=character_id).values_list("memory_version", flat=True).first()

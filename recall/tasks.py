@@ -11,6 +11,7 @@ from nekomem.characters.locks import exclusive_work
 from nekomem.embeddings import configured_profile, get_embedder
 from nekomem.embeddings.profiles import get_profile
 from nekomem.journal.broker import task_enqueue
+from nekomem.runtime.tasks import SCHEDULED_TICK
 from recall.backfill import (
     background_priority,
     characters_needing_vectors,
@@ -91,6 +92,9 @@ def _tick(*, budget: float) -> tuple[int, bool]:
 
 def _enqueue_next_tick() -> None:
     try:
-        task_enqueue(BACKFILL_TASK, task_name="embedding-backfill-next", group="embedding-backfill")
+        # Through the schedules' gate, like every tick: it waits while storage is blocked.
+        task_enqueue(
+            SCHEDULED_TICK, BACKFILL_TASK, task_name="embedding-backfill-next", group="embedding-backfill"
+        )
     except Exception:
         logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")

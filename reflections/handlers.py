@@ -6,11 +6,17 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.journal.registry import POST_TURN_OP, register_event_handler, register_outbox_step
+from nekomem.journal.registry import (
+    POST_TURN_OP,
+    register_event_handler,
+    register_event_seeder,
+    register_outbox_step,
+)
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from reflections.models import Reflection, SurfacedReflection
+from reflections.selectors import reflection_event_seeds
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
@@ -103,6 +109,7 @@ def post_turn_keyword_hook(character_id: int, payload: dict[str, Any]) -> None:
 
 def register() -> None:
     """Called once from ``ReflectionsConfig.ready()``, like every layer's registrations."""
+    register_event_seeder("reflections", reflection_event_seeds)
     register_event_handler("reflection.synthesized", replay_reflection_synthesized)
     register_event_handler("reflection.state_changed", replay_reflection_state_changed)
     register_event_handler("reflection.evidence_updated", replay_reflection_evidence_updated)

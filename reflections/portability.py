@@ -31,7 +31,7 @@ from nekomem.portability import (
     write_json,
     write_records,
 )
-from reflections.models import ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
+from reflections.models import RECALL_POOL, ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
 from reflections.selectors import reflections_in_file, reflections_in_shards, surfaced_list
 from reflections.services.records import MODEL_FIELDS, reflection_from_file_dict, reflection_to_file_dict
 
@@ -81,7 +81,12 @@ def _evidence_kept(character: Character, incoming: list[Reflection]) -> None:
 def _upsert(character: Character, incoming: list[Reflection]) -> ImportResult:
     _evidence_kept(character, incoming)
     result = rows_upsert(
-        Reflection, character=character, incoming=incoming, key="reflection_id", fields=MODEL_FIELDS
+        Reflection,
+        character=character,
+        incoming=incoming,
+        key="reflection_id",
+        fields=MODEL_FIELDS,
+        pool=RECALL_POOL,
     )
     _shards_recount(character_id=character.pk)
     return result

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,7 +16,7 @@ from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event
 from reflections.models import Reflection, SurfacedReflection
-from reflections.services.records import ACTIVE_STATUSES
+from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
 
 MIN_SYNTHESIS_IMPORTANCE = 5
 
@@ -255,3 +255,12 @@ def reflections_scored(
             )
         )
     return scored
+
+
+def reflection_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The seeds event-log compaction writes for the reflections view (reference §2.14): each
+    reflection as it stands, a ``reflection.synthesized`` snapshot that a replay inserts when missing."""
+    for reflection in (
+        Reflection.objects.filter(character_id=character_id).order_by("pk").iterator(chunk_size=1000)
+    ):
+        yield "reflection.synthesized", reflection_to_file_dict(reflection)

@@ -33,10 +33,14 @@ def _process_caches_forgotten():
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.switches import switches_forget
     from persona.selectors import rendered_forget
+    from recall import index_cache
 
     character_id_forget()
     switches_forget()
     rendered_forget()
+    # An import builds its characters' recall indexes in this process: a rolled-back test's character
+    # key and version can come back in the next test, which must never be served that index.
+    index_cache.clear()
 
 
 @pytest.fixture
@@ -48,9 +52,10 @@ def internal_client(settings):
 
 
 @pytest.fixture(autouse=True)
-def _recall_snapshots_in_tmp(settings, tmp_path):
-    """Saved recall indexes go to the test's own directory, never to the checkout's var/."""
-    settings.RECALL_SNAPSHOT_DIR = str(tmp_path / "recall-index")
+def _recall_snapshots_in_tmp(settings, tmp_path_factory):
+    """Saved recall indexes go to a directory of the test's own, never to the checkout's var/ (nor
+    into ``tmp_path``, which a test may import as a root of character directories)."""
+    settings.RECALL_SNAPSHOT_DIR = str(tmp_path_factory.mktemp("recall-index"))
 
 
 def history(*pairs: tuple[str, str]) -> str:

@@ -43,6 +43,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 
 from nekomem.characters.models import Character
+from nekomem.runtime.state import storage_writes_check
 from nekomem.statements import instance_get
 
 # Keeps our advisory-lock keys apart from any other application sharing the database.
@@ -55,6 +56,7 @@ def lock_character(character_id: int) -> Character:
     """Lock one character row until the surrounding transaction ends."""
     if not connection.in_atomic_block:
         raise RuntimeError("lock_character must be called inside transaction.atomic")
+    storage_writes_check()  # background work stops here once storage is blocked
     return Character.objects.select_for_update().get(pk=character_id)
 
 
@@ -69,6 +71,7 @@ def lock_character_update(character_id: int, **fields: object) -> None:
         raise RuntimeError("lock_character_update must be called inside transaction.atomic")
     if not fields:
         raise ValueError("lock_character_update needs at least one field to update")
+    storage_writes_check()
     if Character.objects.filter(pk=character_id).update(**fields) != 1:
         raise Character.DoesNotExist(f"character {character_id} does not exist")
 

@@ -15,3 +15,12 @@ def register() -> None:
             "provider configured), dead-letter spent ones, probe dead self-healing jobs every 5 h",
         )
     )
+    register_schedule(
+        ScheduleSpec(
+            name="journal-compaction",
+            func="nekomem.journal.tasks.journal_compact_loop",
+            minutes=60,
+            description="rewrite an event log of 10 000 events (or 90 days) as seeds from the views; "
+            "drop done outbox ops once a character has 1 000 ops (or the oldest done is 90 days old)",
+        )
+    )

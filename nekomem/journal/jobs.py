@@ -8,6 +8,10 @@ fifth dead-letters it. Work that cannot run for a reason outside itself (no LLM 
 without spending an attempt, with a machine-readable reason (``no_provider:summary``). One sweep
 re-enqueues what is due and dead-letters what is spent.
 
+While storage is blocked nothing here writes: a run does not claim its work, the sweep does
+nothing, and work the block caught in flight waits with reason ``storage_blocked`` until
+``continue`` enqueues it (``nekomem.runtime.state``).
+
 The outbox keeps its own table (the turn write inserts into it in one statement), but it is claimed,
 retried and dead-lettered by the same functions here, which work on any ``DurableWork`` model.
 
@@ -34,6 +38,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.journal.broker import outbox_ops_enqueue, task_enqueue
 from nekomem.journal.models import DurableWork, Job, OutboxOp, WorkStatus
 from nekomem.llm import LLMUnavailable, provider_status
+from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import column, database, model_field
 
 logger = logging.getLogger(__name__)
@@ -323,10 +328,12 @@ def _fail_rows(
 
 def work_due(model: type[W], *, now: datetime, grace: timedelta, ready_tiers: set[str]) -> QuerySet[W]:
     """Work the sweep should enqueue: pending work whose task was lost, a retry whose back-off ended,
-    and work that waited for a provider which is now configured. (Expired leases are failed first.)"""
+    work that waited for a provider which is now configured, and work the storage block stopped
+    (the sweep runs only while storage is open). (Expired leases are failed first.)"""
     due = (
         Q(status=WorkStatus.PENDING, updated_at__lte=now - grace)
         | Q(status=WorkStatus.WAITING, next_attempt_at__lte=now)
+        | Q(status=WorkStatus.WAITING, waiting_reason=STORAGE_BLOCKED)
         | Q(
             status=WorkStatus.WAITING, waiting_reason__in=[no_provider_reason(t) for t in sorted(ready_tiers)]
         )
@@ -466,7 +473,10 @@ def job_fail(*, job: Job, error: BaseException, now: datetime | None = None) -> 
     """Count one failed attempt; the fifth dead-letters the job (and runs its kind's ``on_dead``).
 
     Returns the job's new status, or None when the run no longer held it. A loop that runs on its
-    own clock passes ``now``, which the back-off counts from."""
+    own clock passes ``now``, which the back-off counts from. A run the storage block stopped is
+    not a failure: the job waits for ``continue`` without spending an attempt."""
+    if isinstance(error, StorageBlocked):
+        return WorkStatus.WAITING if job_wait(job=job, reason=STORAGE_BLOCKED) else None
     spec = job_kind(job.kind)
     delay = spec.backoff if spec is not None and spec.backoff is not None else backoff_delay
     status = work_fail(Job, pk=job.pk, token=job.run_token, error=error, now=now, delay=delay)
@@ -572,7 +582,15 @@ def _run_by_schedule(job_id: int) -> bool:
 
 def job_run(*, job_id: int) -> str:
     """One run of a job through its kind's handler; returns the job's status afterwards ("busy" when
-    another worker holds it or it is finished)."""
+    another worker holds it or it is finished, ``storage_blocked`` when it was left untouched
+    because storage is blocked)."""
+    with storage_writer() as allowed:
+        if not allowed:
+            return STORAGE_BLOCKED
+        return _job_run(job_id)
+
+
+def _job_run(job_id: int) -> str:
     if _run_by_schedule(job_id):
         return "scheduled"
     job = job_claim(job_id=job_id)
@@ -586,6 +604,9 @@ def job_run(*, job_id: int) -> str:
         outcome = spec.resolve_handler()(job)
     except JobWait as wait:
         job_wait(job=job, reason=wait.reason, retry_after=wait.retry_after)
+        return WorkStatus.WAITING
+    except StorageBlocked:
+        job_wait(job=job, reason=STORAGE_BLOCKED)
         return WorkStatus.WAITING
     except LLMUnavailable:
         job_wait_for_provider(job=job, tier=spec.tier or "summary")
@@ -651,8 +672,14 @@ class SweepReport:
 
 def work_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -> SweepReport:
     """The one sweep over durable work: expire lost leases, probe dead self-healing jobs, and enqueue
-    every job and outbox op that is due."""
-    now = now or timezone.now()
+    every job and outbox op that is due. Nothing while storage is blocked."""
+    with storage_writer() as allowed:
+        if not allowed:
+            return SweepReport()
+        return _sweep(now=now or timezone.now(), grace=grace)
+
+
+def _sweep(*, now: datetime, grace: timedelta) -> SweepReport:
     tiers = ready_tiers()
     _lost, dead = work_expire_leases(Job, now=now)
     for job in Job.objects.filter(pk__in=dead):

@@ -20,6 +20,9 @@ class Event(models.Model):
     type = models.CharField(max_length=40, choices=[(t, t) for t in EVENT_TYPES])
     ts = models.DateTimeField()
     payload = models.JSONField(default=dict)
+    # Written by compaction from the current views (reference §2.14): what the log holds in place of
+    # the events it dropped. Seeds do not count towards the next compaction.
+    seed = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["seq"]

@@ -7,7 +7,7 @@ AppConfig.ready() calls, so importing a module never registers anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from nekomem.journal.events import check_event_type
@@ -27,8 +27,21 @@ POST_TURN_OP = "extract_facts"
 # with the reason shown, and no attempt is counted.
 
 
+# An event seeder yields (event type, payload) snapshots of one character's current views, which
+# compaction writes in place of the events it drops; replaying them onto those views changes nothing.
+EventSeeder = Callable[[int], Iterable[tuple[str, dict[str, Any]]]]
+
 _event_handlers: dict[str, EventHandler] = {}
 _outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
+_event_seeders: dict[str, EventSeeder] = {}
+
+
+def register_event_seeder(name: str, seeder: EventSeeder) -> None:
+    _event_seeders[name] = seeder
+
+
+def event_seeders() -> list[EventSeeder]:
+    return [seeder for _, seeder in sorted(_event_seeders.items())]
 
 
 def register_event_handler(event_type: str, handler: EventHandler) -> None:

@@ -6,11 +6,12 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
@@ -27,7 +28,8 @@ from nekomem.journal.jobs import (
     work_wait,
 )
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
-from nekomem.journal.registry import event_handler_for, outbox_steps_for
+from nekomem.journal.registry import event_handler_for, event_seeders, outbox_steps_for
+from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
 
 logger = logging.getLogger(__name__)
@@ -165,10 +167,18 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
     An op another worker holds is "busy", one that is gone "missing"; done and dead ops are left
     alone. Each op succeeds, waits or fails on its own (``nekomem.journal.jobs`` counts the attempts,
     backs off and dead-letters); finished ops are marked done together, at least every
-    ``OUTBOX_DONE_MARK_SECONDS``.
+    ``OUTBOX_DONE_MARK_SECONDS``. While storage is blocked no op is claimed (each is
+    ``storage_blocked``); ops the block catches in flight wait with that reason until ``continue``.
     """
     if not op_ids:
         return {}
+    with storage_writer() as allowed:
+        if not allowed:
+            return dict.fromkeys(op_ids, STORAGE_BLOCKED)
+        return _ops_execute(op_ids)
+
+
+def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
     token, claimed = _claim(op_ids)
     statuses: dict[UUID, str] = {}
     unclaimed = [op_id for op_id in op_ids if op_id not in claimed]
@@ -187,13 +197,20 @@ def outbox_ops_execute(*, op_ids: Sequence[UUID]) -> dict[UUID, str]:
             done.clear()
         last_mark = time.monotonic()
 
+    blocked = False
     for op_id in op_ids:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
             continue
         try:
+            if blocked:  # the rest of the claimed batch waits with the op the block stopped
+                raise StorageBlocked()
             for _name, step in outbox_steps_for(op.type):
                 step(op.character_id, op.payload)
+        except StorageBlocked:
+            blocked = True
+            work_wait(work_current(OutboxOp, pk=op_id, token=token), reason=STORAGE_BLOCKED)
+            statuses[op_id] = WorkStatus.WAITING
         except JobWait as wait:
             work_wait(
                 work_current(OutboxOp, pk=op_id, token=token),
@@ -232,3 +249,95 @@ def outbox_op_retry(*, op_id: UUID) -> bool:
     if retried:
         outbox_ops_enqueue(op_ids=[op_id])
     return retried == 1
+
+
+# --- compaction (reference §2.13–2.14) ----------------------------------------------------------------
+
+# The event log is rewritten as seeds once this many events were appended since the last seeds, or
+# once the oldest of them is this old.
+EVENTS_COMPACT_LINES = 10_000
+EVENTS_COMPACT_AGE = timedelta(days=90)
+# Done ops are dropped once a character's outbox holds this many ops (the file's ≥1000 lines), or
+# once the oldest done op is this old; pending, running, waiting and dead ones stay.
+OUTBOX_COMPACT_LINES = 1_000
+OUTBOX_COMPACT_AGE = EVENTS_COMPACT_AGE
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    events_dropped: int = 0
+    seeds: int = 0
+    ops_dropped: int = 0
+
+
+def journal_compact(*, character_id: int, now: datetime | None = None) -> CompactReport:
+    """Compact one character's event log and outbox when they are due (the journal schedule's tick)."""
+    now = now or timezone.now()
+    dropped, seeds = events_compact(character_id=character_id, now=now)
+    return CompactReport(
+        events_dropped=dropped, seeds=seeds, ops_dropped=outbox_compact(character_id=character_id, now=now)
+    )
+
+
+def events_compact(*, character_id: int, now: datetime | None = None, force: bool = False) -> tuple[int, int]:
+    """Rewrite the character's event log as seeds derived from its current views, once it holds
+    ``EVENTS_COMPACT_LINES`` events past its last seeds or the oldest of them is ``EVENTS_COMPACT_AGE``
+    old (``force``: now). Returns (events dropped, seeds written).
+
+    Only a log whose every event is applied is compacted: an event still waiting for replay (a paused
+    reconcile) is not in the views yet, so the seeds could not stand for it. The sentinel moves to the
+    last seed, which the views hold already."""
+    now = now or timezone.now()
+    logged = Event.objects.filter(character_id=character_id, seed=False).aggregate(
+        n=Count("pk"), oldest=Min("ts")
+    )
+    if not logged["n"]:
+        return 0, 0
+    due = logged["n"] >= EVENTS_COMPACT_LINES or logged["oldest"] <= now - EVENTS_COMPACT_AGE
+    if not (due or force):
+        return 0, 0
+    with transaction.atomic():
+        lock_character(character_id)
+        last = Event.objects.filter(character_id=character_id).aggregate(last=Max("seq"))["last"]
+        sentinel = AppliedSentinel.objects.filter(character_id=character_id).first()
+        if last is None or sentinel is None or (sentinel.last_applied_seq or 0) < last:
+            return 0, 0
+        seeds = [
+            Event(
+                character_id=character_id,
+                type=check_event_type(event_type),
+                ts=now,
+                payload=payload,
+                seed=True,
+            )
+            for seeder in event_seeders()
+            for event_type, payload in seeder(character_id)
+        ]
+        dropped, _ = Event.objects.filter(character_id=character_id, seq__lte=last).delete()
+        Event.objects.bulk_create(seeds, batch_size=1000)
+        newest = Event.objects.filter(character_id=character_id).order_by("-seq").first()
+        if newest is not None:
+            _sentinel_advance(character_id=character_id, event=newest)
+        else:  # nothing to seed: as the original, the sentinel points at no event
+            AppliedSentinel.objects.filter(pk=sentinel.pk).update(
+                last_applied_seq=None, last_applied_event_id=None, ts=now
+            )
+    logger.info("events compacted character=%s dropped=%d seeds=%d", character_id, dropped, len(seeds))
+    return dropped, len(seeds)
+
+
+def outbox_compact(*, character_id: int, now: datetime | None = None) -> int:
+    """Drop the character's done ops once its outbox holds ``OUTBOX_COMPACT_LINES`` ops or its oldest
+    done op is ``OUTBOX_COMPACT_AGE`` old; returns how many were dropped. A done op is only a record:
+    its effects are in the views, and a replay of it would change nothing."""
+    now = now or timezone.now()
+    ops = OutboxOp.objects.filter(character_id=character_id)
+    done = ops.filter(status=WorkStatus.DONE)
+    oldest = done.aggregate(oldest=Min("finished_at"))["oldest"]
+    if oldest is None:
+        return 0
+    if ops.count() < OUTBOX_COMPACT_LINES and oldest > now - OUTBOX_COMPACT_AGE:
+        return 0
+    dropped, _ = done.delete()
+    logger.info("outbox compacted character=%s dropped=%d", character_id, dropped)
+    return dropped

@@ -6,7 +6,8 @@ from uuid import UUID
 
 from nekomem.journal.jobs import job_run as job_run_service
 from nekomem.journal.jobs import work_sweep
-from nekomem.journal.services import outbox_op_execute, outbox_ops_execute
+from nekomem.journal.services import journal_compact, outbox_op_execute, outbox_ops_execute
+from nekomem.runtime.schedules import each_character
 
 
 def outbox_ops_run(op_ids: list[str]) -> dict[str, str]:
@@ -26,3 +27,7 @@ def job_run(job_id: int) -> str:
 def jobs_sweep() -> dict[str, int]:
     report = work_sweep()
     return {"jobs": report.jobs, "ops": report.ops, "probed": report.probed}
+
+
+def journal_compact_loop() -> None:
+    each_character("journal compaction", lambda cid: journal_compact(character_id=cid))

@@ -10,6 +10,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nekomem.runtime.state import StorageBlocked
+
 logger = logging.getLogger(__name__)
 
 
@@ -42,5 +44,7 @@ def each_character(job: str, run: Callable[[int], object]) -> None:
     for character_id in Character.objects.order_by("pk").values_list("pk", flat=True):
         try:
             run(character_id)
+        except StorageBlocked:
+            raise  # the whole tick waits for ``continue``, not only this character
         except Exception:
             logger.exception("%s failed for character %s", job, character_id)

@@ -1,7 +1,14 @@
-"""Readiness and restricted mode.
+"""Readiness, restricted mode and the storage block.
 
 A process is "initializing" until its startup work (migrations applied, events reconciled) has
 finished; storage can also be blocked for every process through the database row.
+
+While storage is blocked (``/internal/storage/startup/block``, a restore or a move of the memory
+folder in progress) nothing of nekomem writes: requests get 409 (the middleware), and every piece of
+background work (a django-q2 task, a schedule tick, an outbox op, a job, a file writer) runs inside
+``storage_writer``, which refuses to start it while the block holds and makes ``lock_character``
+stop work already in flight at its next write (``StorageBlocked``). ``continue`` runs the
+registered continue hooks (the folder re-read), lifts the block and enqueues what waited.
 """
 
 from __future__ import annotations
@@ -10,7 +17,11 @@ import functools
 import logging
 import threading
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import DatabaseError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
@@ -25,6 +36,8 @@ logger = logging.getLogger(__name__)
 INSTANCE_ID = uuid.uuid4().hex
 RUNTIME_INITIALIZING = "runtime_initializing"
 BLOCKED_AFTER_INIT = "storage_startup_blocked_after_init"
+# The waiting reason of background work held back by the block (the status view shows it).
+STORAGE_BLOCKED = "storage_blocked"
 
 _ready = threading.Event()
 _startup_lock = threading.Lock()
@@ -124,11 +137,123 @@ def storage_block(*, reason: str) -> None:
 
 
 def storage_release() -> Block | None:
-    """Release the block when storage is safe; returns the remaining block otherwise."""
+    """Release the block when storage is safe; returns the remaining block otherwise.
+
+    The continue hooks run first, while every other writer still waits (they may write: that is
+    what they are for); then the block lifts and the work that waited for it is enqueued.
+    """
     if not startup_run():
         return Block(startup_error() or RUNTIME_INITIALIZING)
+    with storage_writes_exempt():
+        for hook in list(_continue_hooks):
+            try:
+                hook()
+            except Exception:
+                # A hook reports its own refusals; one that crashed must not keep the server in 409.
+                logger.exception("continue hook %s failed", getattr(hook, "__name__", hook))
     StorageState.objects.update_or_create(pk=1, defaults={"blocked": False, "reason": ""})
+    _writers_resume()
     return None
+
+
+# --- the storage block for background writers -----------------------------------------------------
+
+
+class StorageBlocked(Exception):
+    """Storage was blocked while background work ran: it stops before its next write and waits
+    (without spending an attempt) until ``continue``."""
+
+    def __init__(self) -> None:
+        super().__init__(STORAGE_BLOCKED)
+        self.reason = STORAGE_BLOCKED
+
+
+_in_writer: ContextVar[bool] = ContextVar("nekomem_storage_writer", default=False)
+_exempt: ContextVar[bool] = ContextVar("nekomem_storage_exempt", default=False)
+_continue_hooks: list[Callable[[], object]] = []
+
+
+def storage_writes_allowed() -> bool:
+    """False while storage is blocked (in any process: the database row), True otherwise.
+
+    One primary-key read, not cached: a block made through any worker applies at once. The code
+    ``continue`` runs before it lifts the block (its hooks) is allowed.
+    """
+    if _exempt.get():
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(_storage_row_sql(connection.vendor), [1])
+        row = cursor.fetchone()
+    return not (row and row[0])
+
+
+def storage_writes_check() -> None:
+    """Inside background work (``storage_writer``): raise ``StorageBlocked`` once storage is blocked.
+
+    ``lock_character`` calls it, so work in flight when the block arrives stops at its next write.
+    Requests (checked once by the middleware) and commands run outside and pay nothing.
+    """
+    if _in_writer.get() and not storage_writes_allowed():
+        raise StorageBlocked()
+
+
+@contextmanager
+def storage_writer() -> Iterator[bool]:
+    """Run background work: yields False, and the work must not start, while storage is blocked.
+
+    Within it ``storage_writes_check`` (every ``lock_character``) stops the work once a block
+    arrives. Every django-q2 task, schedule tick, outbox op and job runs inside one; a file writer
+    of the memory folder uses it the same way.
+    """
+    if _in_writer.get():
+        yield True  # nested: the outer one checked
+        return
+    if not storage_writes_allowed():
+        yield False
+        return
+    token = _in_writer.set(True)
+    try:
+        yield True
+    finally:
+        _in_writer.reset(token)
+
+
+@contextmanager
+def storage_writes_exempt() -> Iterator[None]:
+    """Writes that belong to lifting the block (the continue hooks) go through while it holds."""
+    token = _exempt.set(True)
+    try:
+        yield
+    finally:
+        _exempt.reset(token)
+
+
+def register_continue_hook(hook: Callable[[], object]) -> None:
+    """``hook()`` runs on ``continue``, before the background writers go (a re-read of the memory
+    folder, so a restored folder is what the server serves afterwards); register from ``ready()``."""
+    if hook not in _continue_hooks:
+        _continue_hooks.append(hook)
+
+
+def unregister_continue_hook(hook: Callable[[], object]) -> None:
+    if hook in _continue_hooks:
+        _continue_hooks.remove(hook)
+
+
+def _writers_resume() -> None:
+    """Enqueue what waited for the block: due jobs and outbox ops at once, and every schedule's
+    next tick (the ticks skipped while blocked) on the scheduler's next pass."""
+    from django.utils import timezone
+    from django_q.models import Schedule
+
+    from nekomem.journal.jobs import work_sweep
+
+    try:
+        Schedule.objects.filter(name__startswith="nekomem:").update(next_run=timezone.now())
+        work_sweep(grace=timedelta(0))
+    except Exception:
+        # The block is lifted; the every-minute sweep and the schedules pick the work up anyway.
+        logger.exception("could not enqueue the work that waited for the storage block")
 
 
 def storage_reload() -> int:

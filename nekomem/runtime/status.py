@@ -27,7 +27,7 @@ from nekomem.journal.models import Job, OutboxOp, WorkStatus
 from nekomem.llm import tier_config
 from nekomem.llm.config import FALLBACK_TIER
 from nekomem.runtime.caches import process_caches_usage
-from nekomem.runtime.state import RUNTIME_INITIALIZING, current_block
+from nekomem.runtime.state import RUNTIME_INITIALIZING, STORAGE_BLOCKED, current_block
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +197,8 @@ def waiting_reason_text(reason: str) -> str:
         return f"没有 {tier} 层的 LLM 提供方 No provider for the {tier} tier"
     if reason == WAIT_BACKOFF:
         return "失败后等待重试 Backing off after a failure"
+    if reason == STORAGE_BLOCKED:
+        return "存储已锁定，等待继续 Storage is blocked; waits for continue"
     if reason.startswith("no_handler:"):
         return f"没有处理程序 No handler registered for {reason.removeprefix('no_handler:')}"
     return reason or "—"
@@ -205,9 +207,14 @@ def waiting_reason_text(reason: str) -> str:
 _COUNTED = (WorkStatus.PENDING, WorkStatus.RUNNING, WorkStatus.WAITING, WorkStatus.DEAD)
 
 
-def work_counts(model: type[Job] | type[OutboxOp], *, kind_field: str) -> WorkCounts:
+def work_counts(
+    model: type[Job] | type[OutboxOp], *, kind_field: str, storage_blocked: bool = False
+) -> WorkCounts:
     """Unfinished and dead work of one table by status, and the waiting work by reason (two queries,
-    both served by the table's status index; done rows are never read)."""
+    both served by the table's status index; done rows are never read).
+
+    While storage is blocked nothing runs or is claimed, and nothing is written to say so: the
+    pending work is reported as waiting for ``storage_blocked`` here instead."""
     manager = model._default_manager
     by_status: dict[str, int] = {
         row["status"]: row["n"]
@@ -223,6 +230,13 @@ def work_counts(model: type[Job] | type[OutboxOp], *, kind_field: str) -> WorkCo
     for reason, kind, count in waiting:
         total, kinds = reasons.get(reason, (0, []))
         reasons[reason] = (total + count, sorted({*kinds, kind}))
+    if storage_blocked and by_status.get(WorkStatus.PENDING, 0):
+        pending = manager.filter(status=WorkStatus.PENDING).order_by().values_list(kind_field, flat=True)
+        total, kinds = reasons.get(STORAGE_BLOCKED, (0, []))
+        held = sorted({*kinds, *pending.distinct()})
+        held_count = by_status.pop(WorkStatus.PENDING)
+        reasons[STORAGE_BLOCKED] = (total + held_count, held)
+        by_status[WorkStatus.WAITING] = by_status.get(WorkStatus.WAITING, 0) + held_count
     return WorkCounts(
         pending=by_status.get(WorkStatus.PENDING, 0),
         running=by_status.get(WorkStatus.RUNNING, 0),
@@ -282,9 +296,10 @@ def status_snapshot() -> StatusSnapshot:
     starting = block is not None and block.reason == RUNTIME_INITIALIZING
     work: dict[str, WorkCounts | None] = {"jobs": None, "outbox": None}
     if not starting:
+        held = block is not None
         work = {
-            "jobs": work_counts(Job, kind_field="kind"),
-            "outbox": work_counts(OutboxOp, kind_field="type"),
+            "jobs": work_counts(Job, kind_field="kind", storage_blocked=held),
+            "outbox": work_counts(OutboxOp, kind_field="type", storage_blocked=held),
         }
     return StatusSnapshot(
         llm_tiers=llm_tiers_status(),

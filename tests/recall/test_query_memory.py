@@ -136,7 +136,10 @@ def test_internal_failure_is_empty_with_error_code(client, imported, monkeypatch
 
     # Simulates a storage failure below recall (the pools cannot be read).
     monkeypatch.setattr(index_cache, "recall_pools", broken)
-    response = ask(client, {"query": "科幻电影"})
+    # The import built and saved the index: a process without either must read the pools.
+    index_cache.clear()
+    with override_settings(RECALL_SNAPSHOT_DIR=""):
+        response = ask(client, {"query": "科幻电影"})
     assert response.status_code == 200
     assert response.json() == {
         "results": [],
@@ -157,6 +160,7 @@ def test_vectors_off_degrades_to_bm25(client, imported) -> None:
 def test_a_query_while_the_model_loads_ranks_by_bm25_over_the_same_index(client, imported, settings) -> None:
     embeddings.reset_for_tests()  # a worker that has just started: the model is not loaded yet
     settings.RECALL_MODEL_WAIT_SECONDS = 0
+    settings.RECALL_SNAPSHOT_DIR = ""  # and no saved index (the import saved one): it builds
     index_cache.clear()
     builds = index_cache.counters["full_builds"]
     body = ask(client, {"query": "绿禾公园"}, params="?explain=1").json()
