@@ -309,8 +309,8 @@ QUESTIONS = [
 def test_expression_inside_a_question(question: str, found: str, expected: tuple[datetime, datetime]) -> None:
     hit = find_time_expression(question, now=NOW, tz=TZ)
     assert hit is not None
-    assert hit[0] == fold_expression(found)  # reported in its folded spelling
-    assert (hit[1].start, hit[1].end) == expected
+    assert hit.text == found == question[hit.start : hit.end]  # the span as the question writes it
+    assert (hit.window.start, hit.window.end) == expected
     # A caller that passes the whole question as ``time`` gets the same window.
     assert window(question) == expected
 
@@ -337,4 +337,11 @@ def test_no_expression_is_invented(text: str) -> None:
 
 def test_longest_expression_wins() -> None:
     hit = find_time_expression("上周三下午我们聊了什么", now=NOW, tz=TZ)
-    assert hit is not None and hit[1].start == local(2026, 11, 25)
+    assert hit is not None and hit.window.start == local(2026, 11, 25) and hit.text == "上周三"
+
+
+def test_a_span_is_cut_from_the_text_as_written() -> None:
+    question = "¿Qué  HICE la Semana   Pasada?"
+    hit = find_time_expression(question, now=NOW, tz=TZ)
+    assert hit is not None and hit.text == "la Semana   Pasada"
+    assert fold_expression(hit.text) == "la semana pasada"

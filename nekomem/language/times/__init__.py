@@ -41,10 +41,20 @@ from zoneinfo import ZoneInfo
 # The locale modules register their rules on import, in this order (within a locale the order matters:
 # the first rule that matches a whole expression and knows its words answers).
 from nekomem.language.times import en, es, ja, ko, pt, ru, zh, zh_tw  # noqa: F401
-from nekomem.language.times.windows import Context, TimeWindow, at, month, one_day, search, whole_match, year
+from nekomem.language.times.windows import (
+    Context,
+    Found,
+    TimeWindow,
+    at,
+    month,
+    one_day,
+    search,
+    whole_match,
+    year,
+)
 from nekomem.language.times.windows import fold as fold_expression
 
-__all__ = ["TimeWindow", "find_time_expression", "fold_expression", "parse_time_window"]
+__all__ = ["Found", "TimeWindow", "find_time_expression", "fold_expression", "parse_time_window"]
 
 _ISO_YEAR = re.compile(r"(\d{4})")
 _ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
@@ -101,14 +111,14 @@ def _context(now: datetime, tz: tzinfo | str, *, searching: bool = False) -> Con
     return Context(local_now, zone, searching)
 
 
-def find_time_expression(text: str, *, now: datetime, tz: tzinfo | str) -> tuple[str, TimeWindow] | None:
-    """The longest time expression inside ``text`` (in its folded spelling) and its window, or None.
+def find_time_expression(text: str, *, now: datetime, tz: tzinfo | str) -> Found | None:
+    """The longest time expression inside ``text`` (its span as written, and its window), or None.
 
     Inside a text, words that are ordinary words too ("may", "segunda") count only with a date around them.
     """
     if not text or not text.strip():
         return None
-    return search(fold_expression(text), _context(now, tz, searching=True))
+    return search(text, _context(now, tz, searching=True))
 
 
 def parse_time_window(expr: str, *, now: datetime, tz: tzinfo | str) -> TimeWindow | None:
@@ -128,7 +138,7 @@ def parse_time_window(expr: str, *, now: datetime, tz: tzinfo | str) -> TimeWind
     if window is not None or _ISO_SHAPED.match(expr.strip()):
         return window
     found = find_time_expression(expr, now=now, tz=tz)
-    return found[1] if found is not None else None
+    return found.window if found is not None else None
 
 
 # A text that starts like an ISO token is one (valid or not): it is never searched for words.

@@ -228,6 +228,29 @@ def fold(text: str) -> str:
     return " ".join(text.split())
 
 
+def fold_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``fold(text)`` and, for each of its characters, the index of the character of ``text`` it came
+    from (so a span found in the folded text is cut from the text as written). Folded one character at a
+    time: the same result as ``fold`` for any text NFKC leaves in its composed form."""
+    out: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                origin.append(index)
+            continue
+        piece = fold_diacritics(unicodedata.normalize("NFKC", char).lower()).translate(
+            _TRADITIONAL_TIME_CHARS
+        )
+        out.extend(piece)
+        origin.extend([index] * len(piece))
+    if out and out[-1] == " ":
+        out.pop()
+        origin.pop()
+    return "".join(out), origin
+
+
 def fold_pattern(pattern: str) -> str:
     """The fold of ``fold`` minus lower-casing (which would turn ``(?P<`` and ``\\S`` into other
     syntax): patterns are written in lower case."""
@@ -290,17 +313,33 @@ def whole_match(text: str, ctx: Context) -> TimeWindow | None:
     return None
 
 
-def search(text: str, ctx: Context) -> tuple[str, TimeWindow] | None:
-    """The longest expression any rule recognises inside the folded ``text`` (earliest on a tie)."""
-    best: tuple[int, int, str, TimeWindow] | None = None
+@dataclass(frozen=True)
+class Found:
+    """A time expression found inside a text: where it is (``text[start:end]``) and its window."""
+
+    text: str
+    start: int
+    end: int
+    window: TimeWindow
+
+
+def search(text: str, ctx: Context) -> Found | None:
+    """The longest expression any rule recognises inside ``text`` (earliest on a tie)."""
+    folded, origin = fold_with_offsets(text)
+    best: tuple[int, int, re.Match[str], TimeWindow] | None = None
     for entry in RULES:
-        for match in entry.inside.finditer(text):
+        for match in entry.inside.finditer(folded):
             if not match.group().strip():
                 continue
             window = entry.handler(match, ctx)
             if window is None:
                 continue
-            key = (len(match.group()), -match.start())
-            if best is None or key > (best[0], best[1]):
-                best = (key[0], key[1], match.group(), window)
-    return (best[2], best[3]) if best is not None else None
+            if best is None or (len(match.group()), -match.start()) > (best[0], best[1]):
+                best = (len(match.group()), -match.start(), match, window)
+    if best is None:
+        return None
+    match = best[2]
+    # Trailing spaces a loose pattern took belong to the text around the expression.
+    last = match.start() + len(match.group().rstrip()) - 1
+    start, end = origin[match.start()], origin[last] + 1
+    return Found(text[start:end], start, end, best[3])
