@@ -94,11 +94,11 @@ _IBERIAN_LETTERS = re.compile("[áíóúñãõçâêôàü¿¡]", re.IGNORECASE)
 def latin_language(words: Iterable[str], *, raw_text: str = "") -> str:
     """English, Spanish or Portuguese for a text's lower-case, folded Latin words; English on a tie, and
     ``SPANISH_OR_PORTUGUESE`` for accented words without a function word to tell."""
-    en = es = pt = 0
-    for word in words:
-        en += word in _EN_WORDS
-        es += word in _ES_WORDS
-        pt += word in _PT_WORDS
+    words = words if isinstance(words, list) else list(words)
+    # Counted in C (map over the set's __contains__): this runs for every row an index takes.
+    en = sum(map(_EN_WORDS.__contains__, words))
+    es = sum(map(_ES_WORDS.__contains__, words))
+    pt = sum(map(_PT_WORDS.__contains__, words))
     if en == es == pt == 0 and _IBERIAN_LETTERS.search(raw_text):
         return SPANISH_OR_PORTUGUESE
     # One function word more than English is not enough ("as a career", "get 'em" read as Portuguese)
@@ -130,9 +130,13 @@ def _stemmer(language: str) -> Any:
     return stemmer
 
 
-def stems(word: str, language: str) -> tuple[str, ...]:
-    """The term(s) of one word: its stem, or both the Spanish and the Portuguese one when the text does
-    not say which (the same word in a stored row and in a query then shares at least one)."""
+@lru_cache(maxsize=65536)
+def terms(word: str, language: str) -> tuple[str, ...]:
+    """The BM25 term(s) of one lower-case word in a text of ``language``: none for a function word, its
+    stem, or both the Spanish and the Portuguese stem when the text does not say which (the same word in
+    a stored row and in a query then shares at least one). Memoised: one lookup a word on the hot path."""
+    if is_stop_word(word, language):
+        return ()
     if language != SPANISH_OR_PORTUGUESE or _CYRILLIC.search(word):
         return (stem(word, language),)
     spanish, portuguese = stem(word, SPANISH), stem(word, PORTUGUESE)
