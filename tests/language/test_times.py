@@ -328,6 +328,7 @@ def test_expression_inside_a_question(question: str, found: str, expected: tuple
         "¿cómo se llama tu gato?",
         "고양이 이름이 뭐야?",
         "what is my favourite colour",
+        "я вырос в этой среде",
     ],
 )
 def test_no_expression_is_invented(text: str) -> None:

@@ -46,6 +46,11 @@ REL_WORDS = {"эт": 0, "текущ": 0, "прошл": -1, "предыдущ": -
 REL = r"(?P<rel>позапрошл|прошл|предыдущ|эт|текущ|следующ|будущ)(?:ой|ую|ая|ом|ые|ых|им|ий|ого|и|у|о)"
 
 
+_ON_WEEKDAY = {
+    fold(w) for w in ("понедельник", "вторник", "среду", "четверг", "пятницу", "субботу", "воскресенье")
+}
+
+
 def number(text: str | None) -> int | None:
     if not text:
         return 1  # "неделю назад": the unit alone means one
@@ -124,12 +129,17 @@ def _bare_weekend(m: re.Match[str], ctx: Context) -> TimeWindow | None:
 
 @rule(rf"(?:во? )?{REL} (?P<wd>[а-я]+)")
 def _rel_weekday(m: re.Match[str], ctx: Context) -> TimeWindow | None:
+    if ctx.searching and m["wd"] not in _ON_WEEKDAY:
+        return None  # в прошлую среду, not в этой среде
     weekday = _weekday(m["wd"])
     return week_window(REL_WORDS[m["rel"]], weekday, ctx) if weekday is not None else None
 
 
 @rule(r"(?:во? )?(?P<wd>понедельник|вторник|сред[аеуы]|четверг|пятниц[аеуы]|суббот[аеуы]|воскресень[ея])")
 def _bare_weekday(m: re.Match[str], ctx: Context) -> TimeWindow | None:
+    # Inside a text only the form "on <day>" takes (в среду): в среде is "in the environment".
+    if ctx.searching and m["wd"] not in _ON_WEEKDAY:
+        return None
     weekday = _weekday(m["wd"])
     return most_recent_weekday(weekday, ctx) if weekday is not None else None
 
