@@ -9,6 +9,10 @@ backfill then fills the vectors (as the schedule would). Every probe is asked th
 /query_memory/<name>`` (Django test client, full middleware stack) under each named configuration, and
 recall@8 = |evidence ∩ returned| / |evidence|, averaged over probes with evidence, is printed per set.
 The database is a fresh SQLite file in a temporary directory; nothing touches the project's database.
+
+A second table does the same on the hand-written sets of the six other locales (ja, ko, ru, es, pt, zh-TW;
+``tests/fixtures/recall_sets/``, ``bench/locale_sets.py``): ten conversations each, three probes per
+conversation, one of them naming a time, which is asked with its question as ``time`` too.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import shared_data
+from bench import locale_sets, shared_data
 
 ROWS = [
     ("bm25", "BM25 only (original tokenizer)"),
@@ -130,6 +134,13 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-turn pool table")
+    parser.add_argument(
+        "--locales",
+        nargs="*",
+        default=list(locale_sets.LOCALES),
+        choices=locale_sets.LOCALES,
+        help="hand-written locale sets to run (none: skip that table)",
+    )
     args = parser.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="nekomem-recall-eval-"))
@@ -231,9 +242,54 @@ def main() -> None:
                 + "".join(f"{v:>16.3f}" for v in values)
                 + f"{sum(values) / len(values):>8.3f}"
             )
+    if args.locales:
+        locale_table(client, work / "locales", args.locales, width)
     timings.sort()
     p50 = timings[len(timings) // 2] * 1000
     print(f"\nin-process request time: p50 {p50:.1f} ms over {len(timings)} requests")
+
+
+def locale_table(client, root: Path, locales: list[str], width: int) -> None:
+    """recall@8 on the hand-written locale sets, per configuration, and on their time probes alone."""
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from nekomem.characters.models import Character
+    from recall.backfill import embedding_backfill
+
+    today = timezone.localtime().date()
+    rows: dict[str, dict[str, float]] = {}
+    for locale in locales:
+        data = locale_sets.load(locale, today=today)
+        name = f"recall-set-{locale}"
+        folder = root / locale / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "facts.json").write_text(json.dumps(data.facts(), ensure_ascii=False), encoding="utf-8")
+        call_command("import_memory", str(root / locale), stdout=open(os.devnull, "w"))  # noqa: SIM115
+        embedding_backfill(character_id=Character.objects.get(name=name).pk, queue_pairs=False)
+        scores: dict[str, list[float]] = defaultdict(list)
+        for probe in data.probes:
+            evidence = data.evidence_ids(probe)
+            for config, _ in ROWS:
+                response = client.post(
+                    f"/query_memory/{name}?config={config}",
+                    data=json.dumps(locale_sets.probe_body(probe)),
+                    content_type="application/json",
+                )
+                body = response.json()
+                assert response.status_code == 200 and "error_code" not in body, body
+                got = {r["id"] for r in body["results"][: locale_sets.TOP_K]}
+                score = len(evidence & got) / len(evidence)
+                scores[config].append(score)
+                if probe.timed and config == "nekomem":
+                    scores["timed"].append(score)
+        rows[locale] = {c: sum(v) / len(v) for c, v in scores.items()}
+    columns = [*(c for c, _ in ROWS), "timed"]
+    print("\nrecall@8 on the hand-written locale sets (tests/fixtures/recall_sets; 30 probes each)\n")
+    print(f"{'locale':<{width // 3}}" + "".join(f"{c[:13]:>14}" for c in columns))
+    for locale, row in rows.items():
+        print(f"{locale:<{width // 3}}" + "".join(f"{row[c]:>14.3f}" for c in columns))
+    print(f"({'timed'}: the ten probes that name a time, nekomem default, question passed as time)")
 
 
 def raw_turn_recall(client, root: Path, set_name: str, probes: dict[str, list[dict]]) -> dict[str, float]:

@@ -9,7 +9,9 @@ Tokenizers
 - ``keyword_set``     the persona keyword extractor (§3.6): the same rules, as a set.
 - ``search_tokens``   nekomem's improved recall tokenizer: NFKC, Traditional→Simplified, lower-case,
                       diacritics folded, CJK 2/3-grams (optional Han unigrams), Latin/CJK runs split apart,
-                      English stop words dropped and Snowball (Porter2) stemming.
+                      English stop words dropped and Snowball stemming: Russian for Cyrillic words,
+                      Spanish or Portuguese when the text reads so, else English (Porter2); see
+                      ``nekomem.language.stemming``.
 - ``fts_tokens``      the text near-duplicate tokenizer (§3.3.4): like ``search_tokens`` but with whole
                       Latin runs (no stemming, no stop words), scored with ``dice_overlap``.
 
@@ -51,6 +53,8 @@ from collections.abc import Collection, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
+
+from nekomem.language import stemming
 
 # ---------------------------------------------------------------------------------------------------------
 # Character classes
@@ -199,6 +203,18 @@ def normalize_for_search(text: str) -> str:
     return fold_diacritics(to_simplified(text).lower())
 
 
+# The recall tokenizer folds every letter but Cyrillic before it stems: the Russian stemmer reads й and ё
+# (новый / новой → нов, folded first they stay новы / ново), and the stem is folded after it.
+_FOLDABLE_BUT_CYRILLIC_RE = re.compile("[\u0080-\u03ff\u0500-\u2e7f]")
+
+
+def _normalize_for_recall(text: str) -> str:
+    text = to_simplified(unicodedata.normalize("NFKC", text)).lower()
+    if text.isascii():
+        return text
+    return _FOLDABLE_BUT_CYRILLIC_RE.sub(lambda match: _fold_char(match.group()), text)
+
+
 def normalized_identity(text: str) -> str:
     """Lower-case with whitespace collapsed; order, punctuation and names kept (§3.3.4 exact duplicate)."""
     return " ".join(text.lower().split())
@@ -209,27 +225,11 @@ def normalized_identity(text: str) -> str:
 # ---------------------------------------------------------------------------------------------------------
 
 
-_stemmers = threading.local()
-
-
-def _english_stemmer() -> Any:
-    """This thread's stemmer: a snowball stemmer keeps the word it works on in the instance, so two
-    threads sharing one garble each other's words (IndexError inside it, seen under load once threads
-    switched every millisecond)."""
-    stemmer = getattr(_stemmers, "english", None)
-    if stemmer is None:
-        import snowballstemmer
-
-        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
-    return stemmer
-
-
-@lru_cache(maxsize=65536)
 def stem_word(word: str) -> str:
-    """Porter2 stem of one lower-case word (memoised: the same words recur in every pool)."""
+    """Porter2 stem of one lower-case English word (other words come back as they are)."""
     if not word.isascii() or not word.isalpha():
         return word
-    return str(_english_stemmer().stemWord(word))
+    return stemming.stem(word, stemming.ENGLISH)
 
 
 def _cjk_tokens(run: str, *, unigrams: bool) -> list[str]:
@@ -249,15 +249,21 @@ def search_tokens(text: str, stop_names: Iterable[str] = (), *, unigrams: bool =
     """nekomem's recall tokenizer: a list with repeats.
 
     Mixed segments are split into runs ("iPhone15很好用" → "iphone15" + "很好用"); CJK runs give 2/3-grams
-    (plus single Han characters when ``unigrams``); Latin runs are stop-worded and stemmed.
+    (plus single Han characters when ``unigrams``); other runs are stop-worded (English) and stemmed in
+    the language of their script and of the text (``nekomem.language.stemming``).
     """
+    names = [_normalize_for_recall(n) for n in stop_names if n]
+    # findall gives (cjk, word) pairs in C: a Match object per run was a third of the call.
+    runs: list[tuple[str, str]] = _RUN_RE.findall(_remove_names(_normalize_for_recall(text), names))
+    words = [word for _, word in runs if word]
+    language = stemming.latin_language(words, raw_text=text) if words else stemming.ENGLISH
+    terms = stemming.terms
     tokens: list[str] = []
-    for match in _normalized_runs(text, stop_names):
-        run = match.group()
-        if match.lastgroup == "cjk":
-            tokens.extend(_cjk_tokens(run, unigrams=unigrams))
-        elif run not in ENGLISH_STOP_WORDS and (len(run) >= 2 or run.isdigit()):
-            tokens.append(stem_word(run))
+    for cjk, word in runs:
+        if cjk:
+            tokens.extend(_cjk_tokens(cjk, unigrams=unigrams))
+        elif word not in ENGLISH_STOP_WORDS and (len(word) >= 2 or word.isdigit()):
+            tokens.extend(terms(word, language))
     return tokens
 
 

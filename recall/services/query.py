@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from nekomem.embeddings import EmbeddingError, VectorSpace, embedder_within, vector_space
-from nekomem.timewindows import TimeWindow, parse_time_window
+from nekomem.timewindows import TimeWindow, find_time_expression, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
@@ -98,6 +98,27 @@ def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
     return [h for h in hits if h.candidate.subject_id is None or h.candidate.subject_id in wanted]
 
 
+def _filled_from_window(hits: list[Hit], by_time: list[Hit], *, total: int) -> list[Hit]:
+    """Ranked hits, then the window's other rows (newest first) up to ``total``. A question that names a
+    time ("지난 주말에 어디 갔었지?") often shares no word with what happened then, and its rest is too
+    vague to pass the cosine threshold: what the window holds is the answer the user asked for."""
+    seen = {hit.candidate.id for hit in hits}
+    inside = [h for h in by_time if h.paths["time"].score == 0.0 and h.candidate.id not in seen]
+    return hits + inside[: max(0, total - len(hits))]
+
+
+def _without_time_expression(query: str, *, window: TimeWindow, now: datetime) -> str:
+    """The query to rank by, without the time expression that ``time`` already turned into the window
+    ("先週どこに行った?" with time "先週" ranks by "どこに行った?"): the window filters the pools, and the
+    expression's own words would only favour rows that happen to say "last week". Kept whole when the
+    expression is all there is, or names another window."""
+    found = find_time_expression(query, now=now, tz=settings.TIME_ZONE)
+    if found is None or found.window != window:
+        return query
+    rest = f"{query[: found.start]} {query[found.end :]}".strip()
+    return rest if any(ch.isalnum() for ch in rest) else query
+
+
 def recall_query(*, name: str, request: RecallRequest, now: datetime | None = None) -> dict[str, Any]:
     """The ``/query_memory`` body. Raises on internal failure (the view turns that into empty results)."""
     with index_cache.answering():
@@ -114,6 +135,8 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
     if request.time:
         body["time"] = request.time
         window = parse_time_window(request.time, now=now, tz=settings.TIME_ZONE)
+    if window is not None and query:
+        query = _without_time_expression(query, window=window, now=now)
     character = recall_character(name=name)
     hits: list[Hit] = []
     candidates_total = 0
@@ -138,6 +161,10 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             # query + parsed time → filter then rank; unparsable time → semantic only (§4.5).
             mode = "hybrid+time" if window is not None else "hybrid"
             hits = index.search(query, config=config, query_vector=qvec, window=window)
+            if window is not None and len(hits) < config.total:
+                hits = _filled_from_window(
+                    hits, index.by_time(window, limit=config.total), total=config.total
+                )
         hits = _subject_filter(hits, request.subjects)
         vectors_state = vectors.state
     body["results"] = [hit_row(h, explain=request.explain) for h in hits]

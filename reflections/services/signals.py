@@ -32,8 +32,9 @@ from nekomem.reranking import RerankRecord, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens, message_text, truncate_tokens
 from recent.selectors import raw_log_between
+from reflections.keywords import has_negative_keyword
 from reflections.models import Reflection, ReflectionCursor
-from reflections.prompts import has_negative_keyword, keyword_messages, rebuttal_messages, signal_messages
+from reflections.prompts import keyword_messages, rebuttal_messages, signal_messages
 from reflections.services.lifecycle import (
     reflection_signal_apply,
     reflection_transition,

@@ -295,20 +295,20 @@ def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> No
     import sys
     import threading
 
-    from nekomem import textproc
+    from nekomem.language import stemming
 
     words = [
         f"{stem}{suffix}"
         for stem in ("walk", "jump", "play", "cook", "paint")
         for suffix in ("ing", "ed", "s", "ings", "ers", "ness", "ational", "fulness")
     ] * 40
-    expected = [textproc._english_stemmer().stemWord(w) for w in words]
+    expected = [stemming._stemmer(stemming.ENGLISH).stemWord(w) for w in words]
     failures: list[BaseException] = []
     results: dict[int, list[str]] = {}
 
     def stem_all(worker: int) -> None:
         try:
-            results[worker] = [textproc._english_stemmer().stemWord(w) for w in words]
+            results[worker] = [stemming._stemmer(stemming.ENGLISH).stemWord(w) for w in words]
         except BaseException as exc:  # any failure of the stemmer is the finding
             failures.append(exc)
 
