@@ -19,26 +19,6 @@ def _master(master: str, language: str | None) -> str:
     return master_display_name(master, resolve_language(language))
 
 
-# Words that suggest the master is correcting or denying something (§3.4's keyword hook).
-NEGATIVE_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "zh": ("不是", "不对", "没有", "错了", "才不", "并不", "不再", "别再", "不喜欢", "搞错", "误会", "瞎说"),
-    "en": (
-        "not true",
-        "wrong",
-        "no longer",
-        "don't",
-        "do not",
-        "never",
-        "isn't",
-        "not really",
-        "stop saying",
-        "that's not",
-        "i'm not",
-        "doesn't",
-    ),
-}
-
-
 def _user(content: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": content}]
 
@@ -106,8 +86,3 @@ def rebuttal_messages(
             messages="\n".join(f"- {m}" for m in messages),
         )
     )
-
-
-def has_negative_keyword(texts: list[str]) -> bool:
-    lowered = " ".join(texts).lower()
-    return any(word in lowered for words in NEGATIVE_KEYWORDS.values() for word in words)
