@@ -114,21 +114,21 @@ def test_a_language_on_cache_is_remembered_for_the_next_new_dialog(client):
     assert _cache(client, "Mio", language="en-US").json() == {"status": "cached", "count": 2}
     assert Character.objects.get(name="Mio").language == "en"
     text = client.get("/new_dialog/Mio").content.decode()
-    assert "======Mio's inner thoughts======" in text
+    assert "======Mio's Inner Thoughts======" in text
     # Without a stored choice the server default (zh) renders.
     _cache(client, "Rin")
-    assert "======Rin的内心活动======" in client.get("/new_dialog/Rin").content.decode()
+    assert "======以下是Rin的内心活动======" in client.get("/new_dialog/Rin").content.decode()
 
 
 def test_render_language_renders_only_and_is_never_stored(client):
     _cache(client, "Mio", render_language="en")
     assert Character.objects.get(name="Mio").language == ""
-    assert "Mio's inner thoughts" in client.get("/new_dialog/Mio?render_language=en").content.decode()
-    assert "Mio的内心活动" in client.get("/new_dialog/Mio").content.decode()
+    assert "Mio's Inner Thoughts" in client.get("/new_dialog/Mio?render_language=en").content.decode()
+    assert "以下是Mio的内心活动" in client.get("/new_dialog/Mio").content.decode()
     # The stored choice comes before render_language; the request's language before both.
     _put(client, "Mio", "zh")
-    assert "Mio的内心活动" in client.get("/new_dialog/Mio?render_language=en").content.decode()
-    assert "Mio's inner thoughts" in client.get("/new_dialog/Mio?language=en").content.decode()
+    assert "以下是Mio的内心活动" in client.get("/new_dialog/Mio?render_language=en").content.decode()
+    assert "Mio's Inner Thoughts" in client.get("/new_dialog/Mio?language=en").content.decode()
     # ... and that explicit language on /new_dialog is now the stored one.
     assert client.get("/prompt-locale/Mio").json()["language"] == "en"
 
