@@ -31,7 +31,9 @@ from nekomem.portability import (
 from nekomem.statements import instances_insert
 from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.models import RawMessage, RecentMessage, RecentMeta
+from recent.selectors import theater_capsule_list
 from recent.services import recent_messages_append
+from recent.services.theater import is_theater_episode, theater_capsules_replace
 
 MESSAGE_TYPES = ("human", "ai", "system")
 BATCH = 2000
@@ -75,23 +77,38 @@ def recent_read(path: Path) -> list[dict[str, Any]]:
     return data
 
 
+def _capsule_messages(character: Character) -> list[dict[str, Any]]:
+    return [capsule.message for capsule in theater_capsule_list(character_id=character.pk)]
+
+
 def recent_write(character: Character, data: list[dict[str, Any]]) -> ImportResult:
+    # Theater capsules sit in the original's recent.json among the messages; here they live beside
+    # the window (recent/services/theater.py), so they are taken out of it on the way in.
+    capsules = [m for m in data if is_theater_episode([m])]
+    window = [m for m in data if not is_theater_episode([m])] if capsules else data
     current = [
         m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")
     ]
-    if current == data:
+    stored_capsules = _capsule_messages(character)
+    if current == window and sorted(map(_key, stored_capsules)) == sorted(map(_key, capsules)):
         return ImportResult(unchanged=len(data))
     # The file is the window: it replaces whatever window the character had, and a review in flight
     # was computed from the old one.
     recent_job_cancel(character_id=character.pk, kind=REVIEW_JOB)
     RecentMessage.objects.filter(character=character).delete()
-    recent_messages_append(character_id=character.pk, messages=data)
+    recent_messages_append(character_id=character.pk, messages=window)
+    theater_capsules_replace(character_id=character.pk, messages=capsules)
     return ImportResult(created=len(data))
+
+
+def _key(message: dict[str, Any]) -> str:
+    return json.dumps(message, sort_keys=True, ensure_ascii=False)
 
 
 def recent_export(character: Character, path: Path) -> int | None:
     rows = [m.as_langchain() for m in RecentMessage.objects.filter(character=character).order_by("position")]
-    return write_records(path, rows)
+    # The capsules after the window, as the original's file holds them: kept through its compressions.
+    return write_records(path, rows + _capsule_messages(character))
 
 
 # --- recent_meta.json ---------------------------------------------------------------------------------

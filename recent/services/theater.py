@@ -256,3 +256,36 @@ def theater_capsule_delete(*, character_id: int, capsule_id: int) -> TheaterRemo
     if story_id is None:
         return TheaterRemoved(removed_recent=0, removed_time_index=0)
     return theater_story_forget(character_id=character_id, story_id=story_id)
+
+
+def theater_capsules_replace(*, character_id: int, messages: list[dict[str, Any]]) -> int:
+    """An import's capsules (the ``recent.json`` entries marked as episode summaries) replace the
+    character's, one per (story, session), the latest revision winning; inside the import's
+    transaction. Returns how many are stored."""
+    latest: dict[tuple[str, str], tuple[int, dict[str, Any]]] = {}
+    for message in messages:
+        metadata = theater_metadata(message) or {}
+        try:
+            key = (
+                _identifier(metadata.get("story_id"), field="story_id"),
+                _identifier(metadata.get("session_id"), field="session_id"),
+            )
+            revision = _revision(metadata.get("archive_through_revision", 0), field="revision")
+        except TheaterRequestError:
+            continue  # a capsule without its ids cannot be managed: left out rather than guessed
+        if key not in latest or revision >= latest[key][0]:
+            latest[key] = (revision, message)
+    TheaterCapsule.objects.filter(character_id=character_id).delete()
+    TheaterCapsule.objects.bulk_create(
+        TheaterCapsule(
+            character_id=character_id,
+            story_id=story,
+            session_id=session,
+            title=str((theater_metadata(message) or {}).get("story_title") or "")[:MAX_ID_CHARS],
+            archive_through_revision=revision,
+            summary=message_text(message["data"].get("content")),
+            message=message,
+        )
+        for (story, session), (revision, message) in latest.items()
+    )
+    return len(latest)

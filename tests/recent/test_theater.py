@@ -199,3 +199,25 @@ def test_the_recent_page_shows_capsules_and_its_delete_forgets_the_story(client,
     assert TheaterCapsule.objects.count() == 0
     # As theater/forget: a later capsule without the new marker is dropped.
     assert archive(client).json() == {"status": "retracted", "count": 0}
+
+
+def test_capsules_travel_in_recent_json_through_export_and_import(client, tmp_path):
+    from django.core.management import call_command
+
+    ordinary(client, "Mel", [{"type": "human", "data": {"content": "hello"}}])
+    archive(client, message=capsule_message(revision=4))
+    call_command("export_memory", str(tmp_path / "out"), verbosity=0)
+    exported = json.loads((tmp_path / "out" / "Mel" / "recent.json").read_text(encoding="utf-8"))
+    assert [m["type"] for m in exported] == ["human", "system"]
+    assert exported[1]["data"]["metadata"]["archive_through_revision"] == 4
+
+    # An original recent.json holds the capsule among the messages: it comes back as a capsule.
+    folder = tmp_path / "in" / "Rin"
+    folder.mkdir(parents=True)
+    (folder / "recent.json").write_text(json.dumps([exported[1], exported[0]]), encoding="utf-8")
+    call_command("import_memory", str(tmp_path / "in"), verbosity=0)
+    assert window("Rin") == [("human", "hello")]
+    capsule = TheaterCapsule.objects.get(character__name="Rin")
+    assert (capsule.story_id, capsule.archive_through_revision, capsule.summary) == (STORY, 4, SUMMARY)
+    call_command("import_memory", str(tmp_path / "in"), verbosity=0)  # again: nothing changes
+    assert TheaterCapsule.objects.get(character__name="Rin").pk == capsule.pk
