@@ -19,6 +19,7 @@ from nekomem.characters.services import (
     character_delete,
     character_rename,
 )
+from nekomem.install.folder import install_refusals
 from nekomem.runtime.status import status_snapshot
 
 
@@ -58,6 +59,7 @@ def character_overview(request: HttpRequest, name: str) -> HttpResponse:
             "pages": layer_pages(),
             "active_tab": "overview",
             "max_name_length": MAX_NAME_LENGTH,
+            "folder_refusals": install_refusals(name=character.name),
         },
     )
 

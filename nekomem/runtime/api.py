@@ -107,6 +107,11 @@ class StatusSerializer(serializers.Serializer):
     embeddings = EmbeddingsStatusSerializer()
     storage = StorageStatusSerializer()
     process = ProcessStatusSerializer()
+    install = serializers.JSONField(
+        allow_null=True,
+        help_text="Install mode's memory folder: its first-start migration, refused files, vanished "
+        "characters; null when standalone or starting.",
+    )
 
 
 class StatusView(APIView):

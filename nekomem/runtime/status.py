@@ -14,13 +14,14 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db.models import Count
 
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
+from nekomem.install.folder import install_status
 from nekomem.journal.jobs import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.journal.models import Job, OutboxOp, WorkStatus
 from nekomem.llm import tier_config
@@ -131,6 +132,7 @@ class StatusSnapshot:
     embeddings: EmbeddingsStatus
     storage: StorageStatus
     process: ProcessStatus
+    install: dict[str, Any] | None = None  # install mode's memory folder (nekomem.install.folder)
 
     @property
     def tiers_without_provider(self) -> list[str]:
@@ -291,4 +293,5 @@ def status_snapshot() -> StatusSnapshot:
         embeddings=embeddings_status(count_rows=not starting),
         storage=StorageStatus(blocked=block is not None, reason=block.reason if block else ""),
         process=process_status(),
+        install=None if starting else install_status(),
     )
