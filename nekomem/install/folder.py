@@ -384,6 +384,8 @@ def folder_write(*, character: Character, folder: Path) -> list[FileWritten]:
         )
         written.append(FileWritten(handler.filename, time.perf_counter() - started))
     shutil.rmtree(scratch, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        scratch.parent.rmdir()  # only when empty: no other writer is using it
     return written
 
 
