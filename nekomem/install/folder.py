@@ -321,8 +321,16 @@ def _move_into_place(exported: Path, path: Path) -> None:
         os.replace(part, target)
 
 
-def folder_write(*, character: Character, folder: Path) -> list[FileWritten]:
-    """Bring the character's files in ``folder`` up to date with its memory; returns what was written.
+def _is_large(handler: FileHandler[Any]) -> bool:
+    """A file that is exported whole only when its stamp moved (facts, events): it can take seconds."""
+    return handler.stamp is not None and handler.append is None
+
+
+def folder_write(
+    *, character: Character, folder: Path, handlers: list[FileHandler[Any]] | None = None
+) -> list[FileWritten]:
+    """Bring the character's files in ``folder`` (of ``handlers`` only, when given) up to date with its
+    memory; returns what was written.
 
     A file someone else changed since nekomem's record is left for the take-in (the file wins), and a
     refused one is left alone until a valid file replaces it.
@@ -332,7 +340,7 @@ def folder_write(*, character: Character, folder: Path) -> list[FileWritten]:
     records = _records(character.name)
     written: list[FileWritten] = []
     folder.mkdir(parents=True, exist_ok=True)
-    for handler in file_handlers():
+    for handler in file_handlers() if handlers is None else handlers:
         path = folder / handler.filename
         record = records.get(handler.filename)
         if record is not None and record.refused:
@@ -373,6 +381,9 @@ def folder_write(*, character: Character, folder: Path) -> list[FileWritten]:
             _clear(exported)
             FolderFile.objects.filter(pk=record.pk).update(stamp=stamp)  # type: ignore[union-attr]
             continue
+        if file_stat(path) != stat:
+            _clear(exported)  # someone saved the file while it was exported: theirs wins, taken in next
+            continue
         _move_into_place(exported, path)
         _clear(exported)
         _record(
@@ -396,26 +407,36 @@ def folder_write_views(*, every_file: bool = False) -> dict[str, list[FileWritte
     if memory is None:
         return {}
     states = {s.name: s for s in FolderCharacter.objects.all()}
-    written: dict[str, list[FileWritten]] = {}
+    due: list[tuple[Character, str]] = []
     for character in Character.objects.order_by("pk"):
-        if current_block() is not None:
-            break  # block means nothing writes, from the next file on
         stamp = character_stamp(character)
         state = states.get(character.name)
         if state is not None and state.stamp == stamp and (not every_file or state.vanished_at is not None):
             continue
-        files = folder_write(character=character, folder=memory / character.name)
+        due.append((character, stamp))
+    # Every character's small files first, then the large ones: a turn reaches recent.json in the
+    # same pass even while another character's 100 000-fact facts.json takes seconds to write.
+    handlers = file_handlers()
+    small = [h for h in handlers if not _is_large(h)]
+    large = [h for h in handlers if _is_large(h)]
+    written: dict[str, list[FileWritten]] = {}
+    for phase in (small, large):
+        for character, _stamp in due:
+            if current_block() is not None:
+                return written  # block means nothing writes, from the next file on
+            files = folder_write(character=character, folder=memory / character.name, handlers=phase)
+            if files:
+                written.setdefault(character.name, []).extend(files)
+                logger.info(
+                    "install folder: wrote %s/{%s} in %.0f ms",
+                    character.name,
+                    ",".join(f.filename for f in files),
+                    1000 * sum(f.seconds for f in files),
+                )
+    for character, stamp in due:
         FolderCharacter.objects.update_or_create(
             name=character.name, defaults={"stamp": stamp, "vanished_at": None}
         )
-        if files:
-            written[character.name] = files
-            logger.info(
-                "install folder: wrote %s/{%s} in %.0f ms",
-                character.name,
-                ",".join(f.filename for f in files),
-                1000 * sum(f.seconds for f in files),
-            )
     return written
 
 
