@@ -155,9 +155,11 @@ def _changed_files(name: str, folder: Path) -> dict[str, str]:
     for handler in file_handlers():
         path = folder / handler.filename
         stat = file_stat(path)
-        if stat is None:
-            continue
         record = records.get(handler.filename)
+        if stat is None:
+            if record is not None and record.refused:
+                record.delete()  # the refused file is gone: nekomem may write this file again
+            continue
         if record is not None and (record.size, record.mtime_ns) == stat:
             continue
         sha = file_sha256(path)

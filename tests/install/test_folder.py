@@ -205,6 +205,7 @@ def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(client
     _browser_save(
         memory / "小天" / "recent.json", [("human", "恢复后的第一句话：我们去看极光吧"), ("ai", "好呀！")]
     )
+    shutil.copytree(memory / "小雪", memory / "小月")  # a character that appears
     shutil.rmtree(memory / "小雪")
     before = _snapshot(memory)
     assert not install_folder_pass()  # blocked: nothing is read or written
@@ -215,6 +216,8 @@ def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(client
     reread = answer.json()["install_folder"]
     assert set(reread["taken_in"]["小天"]) == {"recent.json", "facts.json"}
     assert reread["vanished"] == ["小雪"]
+    assert reread["created"] == ["小月"]
+    assert Fact.objects.filter(character__name="小月").count() == 1
     assert Character.objects.filter(name="小雪").exists()  # kept, reported, never deleted
 
     assert "去看极光" in client.get("/new_dialog/小天").content.decode()
