@@ -189,7 +189,9 @@ def test_the_character_page_shows_a_refused_file(admin_client, client, migrated)
     assert "memory/小天/facts.json" in page
 
 
-def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(client, internal_client, migrated):
+def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(
+    admin_client, client, internal_client, migrated
+):
     memory = migrated / "memory"
     _turn(client, "小天", "我最喜欢的颜色是蓝色", "记住啦，蓝色～")
     assert install_folder_pass()
@@ -233,3 +235,4 @@ def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(client
     assert len(facts) == Fact.objects.filter(character__name="小天", archived=False).count() == 10
     assert not (memory / "小雪").exists()  # a vanished character's folder is not written back unasked
     assert client.get("/api/v1/status/").json()["install"]["vanished"] == ["小雪"]
+    assert "小雪" in admin_client.get(reverse("front_door")).content.decode().split("status-install")[1]

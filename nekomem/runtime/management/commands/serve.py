@@ -14,6 +14,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from nekomem.install.folder import install_migration_begin, install_watcher_start
 from nekomem.runtime.status import llm_startup_log
@@ -201,7 +202,11 @@ class Command(BaseCommand):
         python = sys.executable
         # Install mode: a first start answers 409 until the install's memory folder is taken in (before
         # any child can serve), and this process keeps the folder in step while the server runs.
-        install_migration_begin()
+        try:
+            install_migration_begin()
+        except DatabaseError:
+            # The schema is not there yet (`serve` without `prepare`): the server's own start-up says so.
+            logger.exception("install mode: the first-start migration cannot be set up")
         # Both children inherit numpy's single-threaded setting from manage.py, which set it before
         # numpy loaded (nekomem/runtime/native_threads.py).
         children = [_start_child(http_server_command(python))]
