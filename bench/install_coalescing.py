@@ -11,6 +11,7 @@ server's log how many times each character's ``recent.json`` and ``time_indexed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -42,7 +43,7 @@ def main() -> None:
         with server_backend(Path(tmp) / "server", postgres_url=None, redis_base_url=None) as server:
             server.extra_env["NEKOMEM_NEKO_ROOT"] = str(root)
             server.start(ready_timeout=120)
-            wall, latencies, errors = run_clients(
+            wall, _latencies, errors = run_clients(
                 server.port, bodies[: args.turns], args.clients, args.characters, "bench", args.rate
             )
             sent_at = time.monotonic()
@@ -50,10 +51,8 @@ def main() -> None:
             while time.monotonic() - sent_at < 60:
                 seen = 0
                 for folder in (root / "memory").glob("bench*"):
-                    try:
+                    with contextlib.suppress(OSError, ValueError):
                         seen += len(json.loads((folder / "recent.json").read_text(encoding="utf-8")))
-                    except (OSError, ValueError):
-                        pass
                 if seen >= expected:
                     break
                 time.sleep(0.2)
@@ -77,7 +76,8 @@ def main() -> None:
         print(f"| {filename} | {count} | {args.turns / count if count else float('nan'):.0f} |")
     if write_ms:
         write_ms.sort()
-        print(f"character writes: {len(write_ms)}, p50 {write_ms[len(write_ms) // 2]} ms, max {write_ms[-1]} ms")
+        median = write_ms[len(write_ms) // 2]
+        print(f"character writes: {len(write_ms)}, p50 {median} ms, max {write_ms[-1]} ms")
 
 
 if __name__ == "__main__":
