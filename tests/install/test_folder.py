@@ -236,3 +236,13 @@ def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(
     assert not (memory / "小雪").exists()  # a vanished character's folder is not written back unasked
     assert client.get("/api/v1/status/").json()["install"]["vanished"] == ["小雪"]
     assert "小雪" in admin_client.get(reverse("front_door")).content.decode().split("status-install")[1]
+
+
+def test_release_character_takes_in_that_characters_edit_at_once(client, migrated):
+    _browser_save(
+        migrated / "memory" / "小雪" / "recent.json", [("human", "雪人被太阳晒化了"), ("ai", "喵呜……")]
+    )
+    _browser_save(migrated / "memory" / "小天" / "recent.json", [("human", "这句不该现在读入")])
+    assert client.post("/release_character/小雪", content_type="application/json").status_code == 200
+    assert "雪人被太阳晒化了" in client.get("/get_recent_history/小雪").content.decode()
+    assert "这句不该现在读入" not in client.get("/get_recent_history/小天").content.decode()  # only 小雪's
