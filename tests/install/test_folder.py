@@ -18,6 +18,7 @@ from nekomem.install.folder import (
     MIGRATION_REASON,
     install_folder_pass,
     install_folder_reread,
+    install_migration_abandoned_release,
     install_migration_begin,
     install_migration_needed,
     install_migration_run,
@@ -246,3 +247,11 @@ def test_release_character_takes_in_that_characters_edit_at_once(client, migrate
     assert client.post("/release_character/小雪", content_type="application/json").status_code == 200
     assert "雪人被太阳晒化了" in client.get("/get_recent_history/小雪").content.decode()
     assert "这句不该现在读入" not in client.get("/get_recent_history/小天").content.decode()  # only 小雪's
+
+
+def test_back_to_standalone_lifts_a_migration_block_left_behind(client, settings, install):
+    assert install_migration_begin()  # the install start was killed before its migration finished
+    settings.NEKOMEM_NEKO_ROOT = None
+    assert client.get("/new_dialog/小天").status_code == 409
+    install_migration_abandoned_release()
+    assert client.get("/new_dialog/小天").status_code == 200
