@@ -234,6 +234,7 @@ def test_a_folder_replaced_while_blocked_is_what_is_served_after_continue(
     assert install_folder_pass()
     facts = json.loads((memory / "小天" / "facts.json").read_text(encoding="utf-8"))
     assert len(facts) == Fact.objects.filter(character__name="小天", archived=False).count() == 10
+    assert any("我最喜欢的颜色是蓝色" in row for row in _raw_rows(memory / "小天" / "time_indexed.db"))
     assert not (memory / "小雪").exists()  # a vanished character's folder is not written back unasked
     assert client.get("/api/v1/status/").json()["install"]["vanished"] == ["小雪"]
     assert "小雪" in admin_client.get(reverse("front_door")).content.decode().split("status-install")[1]
