@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from facts.models import RECALL_POOL, Fact, FactDedupPair, FactToken
@@ -139,6 +140,13 @@ def _export(character: Character, path: Path, *, archived: bool) -> int | None:
     return write_records(path, records)
 
 
+def _stamp(character: Character, *, archived: bool) -> tuple[object, ...]:
+    """Changes whenever the file's export would: every write of a fact stamps ``updated_at``."""
+    rows = Fact.objects.filter(character_id=character.pk, archived=archived)
+    found = rows.aggregate(count=Count("pk"), last=Max("pk"), changed=Max("updated_at"))
+    return (found["count"], found["last"], found["changed"].isoformat() if found["changed"] else None)
+
+
 register_file_handler(
     FileHandler(
         filename="facts.json",
@@ -146,6 +154,7 @@ register_file_handler(
         read=lambda p: _parse(p, archived=False),
         write=lambda c, facts: _write(c, facts, label="facts.json"),
         export=lambda c, p: _export(c, p, archived=False),
+        stamp=lambda c: _stamp(c, archived=False),
     )
 )
 register_file_handler(
@@ -155,6 +164,7 @@ register_file_handler(
         read=lambda p: _parse(p, archived=True),
         write=lambda c, facts: _write(c, facts, label="facts_archive.json"),
         export=lambda c, p: _export(c, p, archived=True),
+        stamp=lambda c: _stamp(c, archived=True),
     )
 )
 

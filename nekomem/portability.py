@@ -96,6 +96,11 @@ class FileHandler(Generic[Parsed]):
     parsed)`` runs inside the import's transaction with the character locked. ``export(character,
     path)`` writes the file and returns how many entries it holds, or None when it wrote nothing (the
     layer holds nothing for this file and no earlier export is there to overwrite).
+
+    Two optional parts serve the install's live file views (``nekomem/install``): ``stamp(character)``
+    is a cheap value that changes whenever the export would (so a large file is not exported again
+    to find that nothing changed); ``append(character, path)`` brings an existing file up to date in
+    place and returns the entries it added, or None when it cannot (the file is then exported whole).
     """
 
     filename: str
@@ -106,6 +111,9 @@ class FileHandler(Generic[Parsed]):
     # An older layout kept the file beside the character directories as ``<prefix><name><suffix>``
     # (``memory/recent_<name>.json``): read there when the directory has no such file. Never written.
     legacy_beside: tuple[str, str] | None = None
+
+    stamp: Callable[[Character], object] | None = None
+    append: Callable[[Character, Path], int | None] | None = None
 
     def legacy_path(self, folder: Path) -> Path | None:
         if self.legacy_beside is None:
@@ -282,6 +290,8 @@ class ImportSource:
 
     name: str
     folder: Path
+    # Only these files of the directory (the install's folder takes in just the files that changed).
+    only: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -302,11 +312,16 @@ class CharacterImported:
         return [f for f in self.files if f.result.changed]
 
 
-def directory_read(folder: Path) -> tuple[list[tuple[FileHandler[Any], Any]], list[MalformedFile]]:
-    """Every file of the layout found in ``folder``, parsed; and every malformed one."""
+def directory_read(
+    folder: Path, *, only: frozenset[str] | None = None
+) -> tuple[list[tuple[FileHandler[Any], Any]], list[MalformedFile]]:
+    """Every file of the layout found in ``folder`` (of ``only``, when given), parsed; and every
+    malformed one."""
     parsed: list[tuple[FileHandler[Any], Any]] = []
     problems: list[MalformedFile] = []
     for handler in file_handlers():
+        if only is not None and handler.filename not in only:
+            continue
         path = folder / handler.filename
         if not path.exists():
             legacy = handler.legacy_path(folder)
@@ -334,7 +349,7 @@ def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]
         if not source.folder.is_dir() and not legacy_files(source.folder):
             problems.append(f"{source.folder}: no such character directory")
             continue
-        parsed, malformed = directory_read(source.folder)
+        parsed, malformed = directory_read(source.folder, only=source.only)
         problems += [exc.describe(source.folder.parent) for exc in malformed]
         readings.append((source, parsed))
     if problems:

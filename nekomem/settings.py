@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "nekomem.characters",
     "nekomem.journal",
     "nekomem.runtime",
+    "nekomem.install",
     "recent",
     "facts",
     "reflections",

@@ -189,6 +189,24 @@ def time_indexed_write(character: Character, rows: list[_RowKey]) -> ImportResul
     return ImportResult(created=len(new), unchanged=len(rows) - len(new))
 
 
+# Our own table in the file (the original ignores tables it does not know): the last raw row written,
+# so the install's live view appends the rows after it instead of writing the log again.
+EXPORT_MARK_TABLE = "nekomem_export"
+
+
+def _insert_rows(db: sqlite3.Connection, rows: Any) -> tuple[int, int]:
+    """Append ``rows`` to the file's log; returns (rows written, the last raw row id written)."""
+    count, last_id = 0, 0
+    for row in rows.iterator(chunk_size=BATCH):
+        db.execute(
+            "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)",
+            (row.session_id, row.message, _naive_local(row.timestamp).strftime(SQLITE_DATETIME)),
+        )
+        count += 1
+        last_id = max(last_id, row.id)
+    return count, last_id
+
+
 def time_indexed_export(character: Character, path: Path) -> int | None:
     rows = RawMessage.objects.filter(character=character).order_by("timestamp", "id")
     if not rows.exists():
@@ -204,19 +222,47 @@ def time_indexed_export(character: Character, path: Path) -> int | None:
             # Kept empty for structural compatibility: the original no longer writes it (§2.3).
             "CREATE TABLE time_indexed_compressed (id INTEGER PRIMARY KEY, session_id TEXT, message TEXT,"
             " timestamp DATETIME);"
+            f"CREATE TABLE {EXPORT_MARK_TABLE} (last_raw_id INTEGER NOT NULL);"
         )
-        count = 0
-        for row in rows.iterator(chunk_size=BATCH):
-            db.execute(
-                "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES (?, ?, ?)",
-                (row.session_id, row.message, _naive_local(row.timestamp).strftime(SQLITE_DATETIME)),
-            )
-            count += 1
+        count, last_id = _insert_rows(db, rows)
+        db.execute(f"INSERT INTO {EXPORT_MARK_TABLE} (last_raw_id) VALUES (?)", (last_id,))
         db.commit()
     finally:
         db.close()
     os.replace(tmp, path)
     return count
+
+
+def time_indexed_append(character: Character, path: Path) -> int | None:
+    """Append the raw rows written since this file was last brought up to date, in place (the raw log
+    only grows). None when the file is not one this writer can extend: no mark of ours, or rows it
+    holds that the database no longer has (an import, a restore, a deletion): it is exported whole."""
+    if not path.exists():
+        return None
+    try:
+        db = sqlite3.connect(path)
+    except sqlite3.Error:
+        return None
+    try:
+        try:
+            marks = db.execute(f"SELECT last_raw_id FROM {EXPORT_MARK_TABLE}").fetchall()
+            in_file = db.execute("SELECT COUNT(*) FROM time_indexed_original").fetchone()[0]
+        except sqlite3.Error:
+            return None
+        if len(marks) != 1:
+            return None
+        last_id = int(marks[0][0])
+        written = RawMessage.objects.filter(character=character, id__lte=last_id).count()
+        if written != in_file:
+            return None
+        rows = RawMessage.objects.filter(character=character, id__gt=last_id).order_by("timestamp", "id")
+        count, newest = _insert_rows(db, rows)
+        if count:
+            db.execute(f"UPDATE {EXPORT_MARK_TABLE} SET last_raw_id = ?", (newest,))
+        db.commit()
+        return count
+    finally:
+        db.close()
 
 
 register_file_handler(
@@ -229,5 +275,13 @@ register_file_handler(
     FileHandler("recent_meta.json", 11, recent_meta_read, recent_meta_write, recent_meta_export)
 )
 register_file_handler(
-    FileHandler("time_indexed.db", 12, time_indexed_read, time_indexed_write, time_indexed_export)
+    FileHandler(
+        "time_indexed.db",
+        12,
+        time_indexed_read,
+        time_indexed_write,
+        time_indexed_export,
+        stamp=lambda c: c.raw_rows_written,
+        append=time_indexed_append,
+    )
 )

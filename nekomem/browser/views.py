@@ -23,6 +23,7 @@ from nekomem.characters.services import (
     character_language_set,
     character_rename,
 )
+from nekomem.install.folder import install_refusals
 from nekomem.language.codes import SUPPORTED_LANGUAGES
 from nekomem.runtime.status import status_snapshot
 
@@ -66,6 +67,7 @@ def character_overview(request: HttpRequest, name: str) -> HttpResponse:
             "stored_language": stored_language(character),
             "effective_language": character_language(character),
             "languages": SUPPORTED_LANGUAGES,
+            "folder_refusals": install_refusals(name=character.name),
         },
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -194,9 +194,15 @@ class InstallStatus:
     invalid_names: list[str]
     core_config_ok: bool
     core_config_error: str
+    # The memory folder (nekomem.install.folder): first-start migration, refused files, vanished folders.
+    migration: dict[str, Any] | None = None
+    last_pass_at: datetime | None = None
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    vanished_folders: list[str] = field(default_factory=list)
 
 
 def install_status() -> InstallStatus | None:
+    from nekomem.install.folder import install_folder_status
     from nekomem.install.switches import core_config_state
 
     state = characters_file_state()
@@ -211,6 +217,7 @@ def install_status() -> InstallStatus | None:
         else []
     )
     core = core_config_state()
+    memory_folder = install_folder_status() or {}
     return InstallStatus(
         folder=str(Path(config).parent),
         characters_file=str(state.path),
@@ -224,4 +231,8 @@ def install_status() -> InstallStatus | None:
         invalid_names=_last_sync.invalid_names if _last_sync else [],
         core_config_ok=core is not None and not core.missing and not core.error,
         core_config_error=(core.error or ("missing" if core.missing else "")) if core else "",
+        migration=memory_folder.get("migration"),
+        last_pass_at=memory_folder.get("last_pass_at"),
+        refused=memory_folder.get("refused", []),
+        vanished_folders=memory_folder.get("vanished_folders", []),
     )

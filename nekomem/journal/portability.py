@@ -19,6 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from django.db.models import Count, Max
+
 from nekomem.characters.models import Character
 from nekomem.journal.events import EVENT_TYPES
 from nekomem.journal.jobs import JOB_MAX_ATTEMPTS
@@ -386,8 +388,16 @@ def export_outbox(character: Character, path: Path) -> int | None:
     return len(ops)
 
 
+def _events_stamp(character: Character) -> tuple[object, ...]:
+    """The log only grows, or is compacted (fewer rows): either moves the count or the last seq."""
+    found = Event.objects.filter(character=character).aggregate(count=Count("seq"), last=Max("seq"))
+    return (found["count"], found["last"])
+
+
 def register() -> None:
-    register_file_handler(FileHandler("events.ndjson", 60, read_events, write_events, export_events))
+    register_file_handler(
+        FileHandler("events.ndjson", 60, read_events, write_events, export_events, stamp=_events_stamp)
+    )
     register_file_handler(
         FileHandler("events_applied.json", 61, read_sentinel, write_sentinel, export_sentinel)
     )

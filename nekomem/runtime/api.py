@@ -118,6 +118,14 @@ class InstallStatusSerializer(serializers.Serializer):
     invalid_names = serializers.ListField(child=serializers.CharField())
     core_config_ok = serializers.BooleanField()
     core_config_error = serializers.CharField()
+    migration = serializers.JSONField(
+        allow_null=True, help_text="The memory folder's first-start migration: state, done, total, current."
+    )
+    last_pass_at = serializers.DateTimeField(allow_null=True, help_text="The folder writer's last pass.")
+    refused = serializers.JSONField(help_text="Files from outside that failed validation: nothing taken in.")
+    vanished_folders = serializers.ListField(
+        child=serializers.CharField(), help_text="Characters whose memory folder vanished: kept."
+    )
 
 
 class StatusSerializer(serializers.Serializer):

@@ -14,7 +14,9 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
+from nekomem.install.folder import install_migration_begin, install_watcher_start
 from nekomem.runtime.status import llm_startup_log
 
 STOP_GRACE_SECONDS = 20
@@ -198,6 +200,13 @@ class Command(BaseCommand):
                 f"{host}:{port} is already in use, perhaps by another nekomem; stop it or set NEKOMEM_PORT"
             )
         python = sys.executable
+        # Install mode: a first start answers 409 until the install's memory folder is taken in (before
+        # any child can serve), and this process keeps the folder in step while the server runs.
+        try:
+            install_migration_begin()
+        except DatabaseError:
+            # The schema is not there yet (`serve` without `prepare`): the server's own start-up says so.
+            logger.exception("install mode: the first-start migration cannot be set up")
         # Both children inherit numpy's single-threaded setting from manage.py, which set it before
         # numpy loaded (nekomem/runtime/native_threads.py).
         children = [_start_child(http_server_command(python))]
@@ -208,6 +217,7 @@ class Command(BaseCommand):
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
         llm_startup_log()
+        install_watcher = install_watcher_start()
 
         stop_requested = False
 
@@ -221,6 +231,8 @@ class Command(BaseCommand):
             while not stop_requested and all(child.poll() is None for child in children):
                 time.sleep(0.2)
         finally:
+            if install_watcher is not None:
+                install_watcher.set()
             _stop_children(
                 children,
                 graces=[STOP_GRACE_SECONDS, CLUSTER_STOP_GRACE_SECONDS][: len(children)],
