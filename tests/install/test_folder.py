@@ -81,6 +81,7 @@ def _browser_save(path: Path, chat: list[tuple[str, str]]) -> None:
 
 
 def test_first_start_takes_in_every_character_once_behind_a_409(client, install):
+    initial = _snapshot(install / "memory")
     assert install_migration_needed()
     assert install_migration_begin()
     blocked = client.get("/new_dialog/小天")
@@ -97,12 +98,19 @@ def test_first_start_takes_in_every_character_once_behind_a_409(client, install)
     status = client.get("/api/v1/status/").json()["install"]
     assert status["migration"]["state"] == "done" and status["migration"]["done"] == 2
 
-    before = _snapshot(install / "memory")
+    # The requests above mirrored characters.json's cards into persona, as the original does when it
+    # loads a persona: the first pass writes that back (persona.json and its events), and nothing else
+    # of the user's files.
+    install_folder_pass(every_file=True)
+    after_first_pass = _snapshot(install / "memory")
+    for path in ("小天/recent.json", "小天/facts.json", "小天/time_indexed.db", "小雪/recent.json"):
+        assert after_first_pass[path] == initial[path], path
+    before = after_first_pass
     versions = dict(Character.objects.values_list("name", "memory_version"))
     assert not install_migration_needed()
     assert not install_migration_begin()  # a second start: nothing to migrate
     assert install_folder_pass(every_file=True)
-    assert _snapshot(install / "memory") == before  # the user's files were not rewritten
+    assert _snapshot(install / "memory") == before  # nothing changed, nothing rewritten
     assert dict(Character.objects.values_list("name", "memory_version")) == versions
 
 
