@@ -210,7 +210,9 @@ def test_recent_history_without_history_says_so_in_the_locale(client, language, 
     assert client.get("/get_recent_history/Mio", {"language": language}).content.decode() == expected + "\n"
 
 
-def test_an_unknown_language_reads_english_and_an_unsupported_region_keeps_its_language(client):
+def test_an_unsupported_language_falls_through_to_the_stored_one_and_a_region_keeps_its_language(client):
+    # Only a supported code is an explicit choice (reference §1.1, §1.7): "fr" neither renders nor
+    # replaces the character's stored locale.
     CharacterFactory(name="Mio", language="zh")
-    assert "Mio's Inner Thoughts" in client.get("/new_dialog/Mio", {"language": "fr"}).content.decode()
+    assert "以下是Mio的内心活动" in client.get("/new_dialog/Mio", {"language": "fr"}).content.decode()
     assert "Mioの心の声" in client.get("/new_dialog/Mio", {"language": "ja-JP"}).content.decode()
