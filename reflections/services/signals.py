@@ -30,13 +30,13 @@ from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.locale import language_of
 from nekomem.observations import Observation, observation_signal_apply, observation_sources
-from nekomem.reranking import RerankRecord, llm_rank_chat, rerank
+from nekomem.reranking import LLMRanker, RerankRecord, chat_ranker, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens, message_text, truncate_tokens
 from recent.selectors import raw_log_between
 from reflections.keywords import has_negative_keyword
 from reflections.models import Reflection, ReflectionCursor
-from reflections.prompts import keyword_messages, rebuttal_messages, signal_messages
+from reflections.prompts import keyword_messages, rebuttal_messages, rerank_messages, signal_messages
 from reflections.services.lifecycle import (
     reflection_signal_apply,
     reflection_transition,
@@ -109,10 +109,10 @@ def reflection_observation_signal(
 
 
 def observation_pool(
-    *, character_id: int, queries: list[str], now: datetime, llm_rerank: bool = False
+    *, character_id: int, queries: list[str], now: datetime, llm: LLMRanker | None = None
 ) -> list[Observation]:
     """Every registered layer's observations (reflections, persona entries), narrowed to 30 by the
-    background reranker: the best cosine against any query first, then, with ``llm_rerank`` (Stage 2,
+    background reranker: the best cosine against any query first, then, with an ``llm`` ranker (Stage 2,
     reference §3.3.3 step 3 and §4.6), the summary tier's pick among the coarse 90. Without vectors
     (no model, or it failed) the pool is in evidence order and no LLM is asked."""
     embedder = get_embedder(wait=False)
@@ -133,7 +133,7 @@ def observation_pool(
         records=records,
         budget=OBSERVATION_BUDGET,
         on_no_vectors="evidence",
-        llm=llm_rank_chat if llm_rerank else None,
+        llm=llm,
         embed=_query_embed(embedder),
     )
     return [r.payload for r in ranked]
@@ -152,6 +152,20 @@ def _query_embed(embedder: Embedder | None) -> Callable[[list[str]], np.ndarray 
             return None
 
     return embed
+
+
+def _observation_ranker(character: Character, language: str | None) -> LLMRanker:
+    """Stage 2's re-rank step (reference §3.3.3 step 3), worded in the language of its facts."""
+    return chat_ranker(
+        lambda queries, lines, budget: rerank_messages(
+            name=character.name,
+            master=character.master_name,
+            queries=queries,
+            memories=lines,
+            budget=budget,
+            language=language,
+        )
+    )
 
 
 def observation_lines(observations: list[Observation]) -> list[str]:
@@ -207,8 +221,13 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
     if job is None:
         return Stage2Result(facts=len(facts), reason=why)
     try:
+        character = Character.objects.get(pk=character_id)
+        language = language_of([f.text for f in facts], character_language(character))
         pool = observation_pool(
-            character_id=character_id, queries=[f.text for f in facts], now=now, llm_rerank=True
+            character_id=character_id,
+            queries=[f.text for f in facts],
+            now=now,
+            llm=_observation_ranker(character, language),
         )
         lines = observation_lines(pool)
         shown = [observation.prompt_id for observation in pool[: len(lines)]]
@@ -216,13 +235,12 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
             facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
             job_succeed(job=job, outcome="no observations")
             return Stage2Result(facts=len(facts), marked=True, reason="no observations")
-        character = Character.objects.get(pk=character_id)
         messages = signal_messages(
             name=character.name,
             master=character.master_name,
             observations=lines,
             facts=[f"[{f.fact_id}] {f.text}" for f in facts],
-            language=language_of([f.text for f in facts], character_language(character)),
+            language=language,
         )
         reply = chat_json(
             tier="summary", messages=messages, expect=dict, thinking=True, timeout=STAGE2_TIMEOUT

@@ -72,10 +72,11 @@ def test_backfill_embeds_persona_then_reflections_then_facts(character: Characte
     second = embedding_backfill(character_id=character.pk, queue_pairs=False)
     assert (second.persona, second.reflections, len(second.fact_pks)) == (0, 1, 2)
 
-    for row in [
+    rows: list[PersonaEntry | Reflection] = [
         *PersonaEntry.objects.filter(pk__in=[e.pk for e in entries]),
         *Reflection.objects.filter(pk__in=[r.pk for r in reflections]),
-    ]:
+    ]
+    for row in rows:
         assert row.embedding_model_id == embedder.model_id
         assert row.embedding_text_sha256 == text_fingerprint(row.text)
         assert row.cached_vector(embedder) is not None

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 CAT = "主人很喜欢猫，见到流浪猫总会停下来"  # the one observation close to the query fact
 SPICY = "主人很能吃辣"  # what the scripted re-rank picks first
 FILLER = [f"主人收集了第{n}套旧邮票" for n in range(40)]
-RERANK_MARK = "Rank the numbered memories"
+RERANK_MARK = '"ranked"'  # the reply shape the re-rank prompt asks for, in every language
 
 
 def observation(character, text: str, reinforcement: float) -> Reflection:
@@ -76,7 +76,9 @@ def test_stage2_ranks_by_vector_then_the_llm_reranks(character, pool, llm_server
     make_fact(character=character, text="主人今天在楼下喂了一只橘猫", importance=6)
 
     def rerank(body: dict[str, Any]) -> Any:
-        assert is_rerank(body) and "主人今天在楼下喂了一只橘猫" in body["messages"][0]["content"]
+        content = body["messages"][0]["content"]
+        assert is_rerank(body) and "主人今天在楼下喂了一只橘猫" in content
+        assert "哪些记忆与新内容最相关" in content  # worded in the facts' language (zh)
         # The coarse list: budget × 3 rows at most, the nearest (the cat) first.
         assert candidate_index(body, CAT) == 0
         assert body["messages"][0]["content"].count("\n[") <= OBSERVATION_BUDGET * 3
