@@ -20,6 +20,7 @@ from persona.models import PersonaEntry
 from recall import index_cache
 from recall.backfill import characters_needing_vectors, embedding_backfill
 from recall.services import RecallRequest, recall_query
+from recall.tasks import embedding_backfill_tick
 from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
 from tests.persona.factories import make_entry
@@ -155,3 +156,11 @@ def test_without_vectors_reflections_stay_on_bm25(character: Character) -> None:
     assert any(
         text == REFLECTION and tier == "reflection" and "cosine" not in paths for text, tier, paths in found
     )
+
+
+def test_the_tick_embeds_a_character_whose_facts_are_all_in(character: Character) -> None:
+    embedding_backfill(character_id=character.pk, queue_pairs=False)  # the facts
+    reflection = logged_reflection(character, REFLECTION)
+    assert embedding_backfill_tick() == 1
+    reflection.refresh_from_db()
+    assert reflection.cached_vector(get_embedder()) is not None
