@@ -166,10 +166,11 @@ def main() -> None:
     from nekomem.runtime.state import startup_run
     from recall.backfill import embedding_backfill
 
-    # Backfilled vectors reach an index inline at its next catch-up instead of from the filler thread
-    # between queries: back-to-back queries left the filler no turn, and the vector path looked empty
-    # (0.000 for "vectors only"). The bench measures the ranking with every vector in, as a server has
-    # it moments after a backfill batch.
+    # Backfilled vectors reach an index inline at its catch-up, not from the filler thread. The configs
+    # below alternate between BM25-only and vector indexes, so each query swaps the character's cached
+    # index (a snapshot saved before the backfill, loaded and caught up): the filler always filled the
+    # index just replaced, and the vector path read 0.000. Inline, every query ranks with every vector
+    # in, as a server (one configuration) has it moments after a backfill batch.
     settings.RECALL_BUILD_WAIT_SECONDS = None
     call_command("migrate", verbosity=0)
     assert startup_run(), "runtime did not start"
