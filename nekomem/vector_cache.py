@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import text_fingerprint
 from nekomem.memory_items import VectorCacheFields
+from nekomem.runtime.status import VectorCoverage
 
 # (pk, base64 float16 vector, sha256 of the embedded text, model id): one row of the backfill's writes
 VectorRow = tuple[int, str, str, str]
@@ -61,3 +62,17 @@ def vector_cache_write(
         character_memory_changed(
             character_id=character_id, pool=pool, rows=[pk for pk, *_ in rows], vector_only=True
         )
+
+
+def vector_cache_coverage(rows: QuerySet[Any], *, model_id: str) -> VectorCoverage:
+    """Rows of ``rows`` with a vector of ``model_id`` and rows still without one, for the status report
+    (one aggregate; a text rewritten since its vector is caught by the backfill's own check)."""
+    counts = (
+        rows.exclude(text="")
+        .order_by()
+        .aggregate(
+            total=Count("pk"),
+            missing=Count("pk", filter=Q(embedding="") | ~Q(embedding_model_id=model_id)),
+        )
+    )
+    return VectorCoverage(with_vectors=counts["total"] - counts["missing"], without_vectors=counts["missing"])

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
-from nekomem.vector_cache import vector_cache_stale
+from nekomem.runtime.status import VectorCoverage
+from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
 from persona.services.mentions import suppression_active
@@ -26,6 +27,7 @@ __all__ = [
     "persona_in_shards",
     "persona_sections",
     "persona_state",
+    "persona_vector_coverage",
     "rendered_forget",
     "settings_text",
     "suppression_active",
@@ -114,3 +116,10 @@ def characters_with_unvectored_persona(*, model_id: str) -> list[int]:
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
     rows = PersonaEntry.objects.filter(missing, archive_shard_path__isnull=True).exclude(text="")
     return list(rows.values_list("character_id", flat=True).distinct().order_by())
+
+
+def persona_vector_coverage(model_id: str) -> VectorCoverage:
+    """The live entries the backfill embeds: with a vector of ``model_id``, and still without."""
+    return vector_cache_coverage(
+        PersonaEntry.objects.filter(archive_shard_path__isnull=True), model_id=model_id
+    )

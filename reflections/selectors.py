@@ -15,7 +15,8 @@ from facts.models import Fact
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event
-from nekomem.vector_cache import vector_cache_stale
+from nekomem.runtime.status import VectorCoverage
+from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
 
@@ -284,3 +285,8 @@ def characters_with_unvectored_reflections(*, model_id: str) -> list[int]:
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
     rows = Reflection.objects.filter(missing, status__in=VECTOR_STATUSES).exclude(text="")
     return list(rows.values_list("character_id", flat=True).distinct().order_by())
+
+
+def reflection_vector_coverage(model_id: str) -> VectorCoverage:
+    """The reflections the backfill embeds: with a vector of ``model_id``, and still without."""
+    return vector_cache_coverage(Reflection.objects.filter(status__in=VECTOR_STATUSES), model_id=model_id)

@@ -15,6 +15,7 @@ from facts.models import Fact
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import get_embedder, text_fingerprint
+from nekomem.runtime.status import vector_coverage
 from persona.models import VECTOR_POOL as PERSONA_POOL
 from persona.models import PersonaEntry
 from recall import index_cache
@@ -164,3 +165,16 @@ def test_the_tick_embeds_a_character_whose_facts_are_all_in(character: Character
     assert embedding_backfill_tick() == 1
     reflection.refresh_from_db()
     assert reflection.cached_vector(get_embedder()) is not None
+
+
+def test_the_status_counts_persona_and_reflection_vectors(character: Character) -> None:
+    embedder = get_embedder()
+    assert embedder is not None
+    make_entry(character=character, text="主人是左撇子")
+    logged_reflection(character, REFLECTION)
+    make_reflection(character=character, text="主人讨厌猫", status=Reflection.Status.DENIED)  # not counted
+    before = vector_coverage(embedder.model_id)
+    assert before.without_vectors == 2 + len(FACTS)
+    embedding_backfill(character_id=character.pk, queue_pairs=False)
+    after = vector_coverage(embedder.model_id)
+    assert (after.with_vectors - before.with_vectors, after.without_vectors) == (2 + len(FACTS), 0)
