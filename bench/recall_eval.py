@@ -10,7 +10,12 @@ backfill then fills the vectors (as the schedule would). Every probe is asked th
 recall@8 = |evidence ∩ returned| / |evidence|, averaged over probes with evidence, is printed per set.
 The database is a fresh SQLite file in a temporary directory; nothing touches the project's database.
 
-A second table does the same on the hand-written sets of the six other locales (ja, ko, ru, es, pt, zh-TW;
+A second table asks the same probes of each conversation imported as its raw log only, and a third
+of each conversation imported as confirmed reflections only (``reflections.json``, one per turn):
+once before the backfill has embedded them (BM25 alone, as recall ranked reflections before they had
+vectors) and once after (the reflection-vector pool in the cosine path).
+
+A last table does the same on the hand-written sets of the six other locales (ja, ko, ru, es, pt, zh-TW;
 ``tests/fixtures/recall_sets/``, ``bench/locale_sets.py``): ten conversations each, three probes per
 conversation, one of them naming a time, which is asked with its question as ``time`` too.
 """
@@ -134,6 +139,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-turn pool table")
+    parser.add_argument("--no-reflections", action="store_true", help="skip the reflection pool table")
     parser.add_argument(
         "--locales",
         nargs="*",
@@ -151,6 +157,7 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.core.management import call_command
     from django.test import Client
 
@@ -159,6 +166,12 @@ def main() -> None:
     from nekomem.runtime.state import startup_run
     from recall.backfill import embedding_backfill
 
+    # Backfilled vectors reach an index inline at its catch-up, not from the filler thread. The configs
+    # below alternate between BM25-only and vector indexes, so each query swaps the character's cached
+    # index (a snapshot saved before the backfill, loaded and caught up): the filler always filled the
+    # index just replaced, and the vector path read 0.000. Inline, every query ranks with every vector
+    # in, as a server (one configuration) has it moments after a backfill batch.
+    settings.RECALL_BUILD_WAIT_SECONDS = None
     call_command("migrate", verbosity=0)
     assert startup_run(), "runtime did not start"
     if get_embedder() is None:
@@ -168,6 +181,7 @@ def main() -> None:
     counts: dict[str, int] = {}
     timings: list[float] = []
     raw_table: dict[str, dict[str, float]] = {}
+    reflection_table: dict[str, dict[str, float]] = {}
     for set_name in args.sets:
         root = work / "neko" / set_name
         id_maps, probes = write_neko_dir(root, set_name)
@@ -195,6 +209,10 @@ def main() -> None:
         counts[set_name] = len(scores["nekomem"])
         if not args.no_raw:
             raw_table[set_name] = raw_turn_recall(client, work / "raw" / set_name, set_name, probes)
+        if not args.no_reflections:
+            reflection_table[set_name] = reflection_recall(
+                client, work / "reflections" / set_name, set_name, probes
+            )
 
     width = 36
     print(f"\nrecall@8 via POST /query_memory (model: {getattr(get_embedder(), 'model_id', 'none')})\n")
@@ -235,6 +253,28 @@ def main() -> None:
             ("facts (BM25, nekomem views)", table, "bm25-nekomem"),
             ("raw turns (vectors only)", raw_table, "vectors"),
             ("facts (vectors only)", table, "vectors"),
+        ):
+            values = [source[s][config] for s in args.sets]
+            print(
+                f"{label:<{width}}"
+                + "".join(f"{v:>16.3f}" for v in values)
+                + f"{sum(values) / len(values):>8.3f}"
+            )
+    if reflection_table:
+        print(
+            "\nrecall@8, the reflection pool alone (each turn a confirmed reflection) vs the same as facts\n"
+        )
+        print(
+            f"{'pool (configuration)':<{width}}"
+            + "".join(f"{s[:15]:>16}" for s in args.sets)
+            + f"{'mean':>8}"
+        )
+        for label, source, config in (
+            ("reflections, no vectors (default)", reflection_table, "before:nekomem"),
+            ("reflections, vectors (default)", reflection_table, "nekomem"),
+            ("reflections (BM25, nekomem views)", reflection_table, "bm25-nekomem"),
+            ("reflections (vectors only)", reflection_table, "vectors"),
+            ("facts (nekomem default)", table, "nekomem"),
         ):
             values = [source[s][config] for s in args.sets]
             print(
@@ -323,6 +363,74 @@ def raw_turn_recall(client, root: Path, set_name: str, probes: dict[str, list[di
                 assert response.status_code == 200 and "error_code" not in body, body
                 got = {turn_of.get(r["id"]) for r in body["results"]}
                 scores[config].append(len(evidence & got) / len(evidence))
+    return {c: sum(v) / len(v) for c, v in scores.items()}
+
+
+def write_reflection_dir(root: Path, set_name: str) -> dict[str, dict[str, str]]:
+    """ROOT/<conv>_refl/reflections.json per conversation: each turn a confirmed reflection (its text
+    as the fact would say it); returns {character: {reflection id: turn id}}."""
+    convs: dict[str, list[dict]] = defaultdict(list)
+    for turn in shared_data.turns(set_name):
+        convs[turn["conv_id"]].append(turn)
+    id_maps: dict[str, dict[str, str]] = {}
+    for conv_id, rows in convs.items():
+        entries, id_map = [], {}
+        for turn in sorted(rows, key=lambda t: t["idx"]):
+            text = fact_text(turn)
+            digest = hashlib.sha256(f"{conv_id}\0{turn['turn_id']}\0{text}".encode()).hexdigest()
+            reflection_id = f"ref_{digest[:16]}"
+            id_map[reflection_id] = turn["turn_id"]
+            when = datetime.fromisoformat(turn["timestamp"]).isoformat()
+            entries.append(
+                {
+                    "id": reflection_id,
+                    "text": text,
+                    "entity": "master",
+                    "status": "confirmed",
+                    "source_fact_ids": [],
+                    "created_at": when,
+                    "event_start_at": when,
+                    "schema_version": 2,
+                }
+            )
+        folder = root / f"{conv_id}_refl"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "reflections.json").write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+        id_maps[f"{conv_id}_refl"] = id_map
+    return id_maps
+
+
+def reflection_recall(client, root: Path, set_name: str, probes: dict[str, list[dict]]) -> dict[str, float]:
+    """recall@8 of the reflection pool alone, before the backfill embedded it ("before:<config>") and
+    after: what the reflection vectors change."""
+    from django.core.management import call_command
+
+    from nekomem.characters.models import Character
+    from recall.backfill import embedding_backfill
+
+    id_maps = write_reflection_dir(root, set_name)
+    call_command("import_memory", str(root), stdout=open(os.devnull, "w"))  # noqa: SIM115
+    scores: dict[str, list[float]] = defaultdict(list)
+
+    def ask(name: str, conv_id: str, configs: tuple[str, ...], prefix: str) -> None:
+        for probe in probes.get(conv_id, []):
+            evidence = set(probe["evidence_turn_ids"])
+            for config in configs:
+                response = client.post(
+                    f"/query_memory/{name}?config={config}",
+                    data=json.dumps({"query": probe["question"]}),
+                    content_type="application/json",
+                )
+                body = response.json()
+                assert response.status_code == 200 and "error_code" not in body, body
+                got = {id_maps[name].get(r["id"]) for r in body["results"]}
+                scores[prefix + config].append(len(evidence & got) / len(evidence))
+
+    for name in id_maps:
+        conv_id = name.removesuffix("_refl")
+        ask(name, conv_id, ("nekomem",), "before:")
+        embedding_backfill(character_id=Character.objects.get(name=name).pk, queue_pairs=False)
+        ask(name, conv_id, ("nekomem", "bm25-nekomem", "vectors"), "")
     return {c: sum(v) / len(v) for c, v in scores.items()}
 
 

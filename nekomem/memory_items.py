@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
 from django.db import models
 
+from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
 
 
@@ -73,6 +75,14 @@ class VectorCacheFields(models.Model):
 
     class Meta:
         abstract = True
+
+    def cached_vector(self, embedder: Embedder | None) -> np.ndarray | None:
+        """The cached vector while both fingerprints (text sha256, model id) match (reference §6)."""
+        if embedder is None or self.embedding_model_id != embedder.model_id:
+            return None
+        if self.embedding_text_sha256 != text_fingerprint(getattr(self, "text", "") or ""):
+            return None
+        return decode_vector(self.embedding, embedder.dim)
 
 
 class ArchivedFields(models.Model):

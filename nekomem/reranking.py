@@ -78,29 +78,44 @@ def coarse_rank(records: Sequence[RerankRecord], query_vectors: np.ndarray, keep
 
 
 LLMRanker = Callable[[list[str], list[dict[str, Any]], int], list[int]]
+# (queries, numbered candidate lines, budget) → the chat messages: each caller words the request in the
+# user's language (its layer's locale table); the default is the English below.
+RankPrompt = Callable[[list[str], list[str], int], list[dict[str, str]]]
 
 
-def llm_rank_chat(queries: list[str], candidates: list[dict[str, Any]], budget: int) -> list[int]:
-    """The default LLM re-rank: asks the summary tier for the indices of the most relevant candidates."""
-    from nekomem.llm import chat_json
-
-    lines = [f"[{c['index']}] (evidence {c['evidence']:+.2f}) {c['text']}" for c in candidates]
-    prompt = (
+def _english_prompt(queries: list[str], lines: list[str], budget: int) -> list[dict[str, str]]:
+    content = (
         "Rank the numbered memories by relevance to the queries. Evidence is extra information only.\n"
         "Queries:\n- " + "\n- ".join(queries) + "\n\nMemories:\n" + "\n".join(lines) + "\n\n"
         f'Answer with JSON: {{"ranked": [indices, most relevant first, at most {budget}]}}'
     )
-    reply = chat_json(
-        tier="summary",
-        messages=[{"role": "user", "content": prompt}],
-        expect=dict,
-        timeout=LLM_TIMEOUT_SECONDS,
-        max_attempts=1,
-    )
-    ranked = reply.get("ranked")
-    if not isinstance(ranked, list):
-        raise ValueError("no ranked list")
-    return [int(i) for i in ranked]
+    return [{"role": "user", "content": content}]
+
+
+def chat_ranker(prompt: RankPrompt = _english_prompt) -> LLMRanker:
+    """An LLM re-rank step on the summary tier: one attempt, about 8 s, the reply's ``ranked`` list of
+    candidate numbers (anything else raises, and the coarse order stands)."""
+
+    def rank(queries: list[str], candidates: list[dict[str, Any]], budget: int) -> list[int]:
+        from nekomem.llm import chat_json
+
+        lines = [f"[{c['index']}] (evidence {c['evidence']:+.2f}) {c['text']}" for c in candidates]
+        reply = chat_json(
+            tier="summary",
+            messages=prompt(queries, lines, budget),
+            expect=dict,
+            timeout=LLM_TIMEOUT_SECONDS,
+            max_attempts=1,
+        )
+        ranked = reply.get("ranked")
+        if not isinstance(ranked, list):
+            raise ValueError("no ranked list")
+        return [int(i) for i in ranked]
+
+    return rank
+
+
+llm_rank_chat = chat_ranker()  # the default LLM re-rank, in English
 
 
 def _llm_rerank(

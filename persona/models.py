@@ -6,6 +6,10 @@ from django.db import models
 from nekomem.characters.models import Character
 from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 
+# How memory-change log rows name a persona entry whose vector the backfill wrote. Persona is in no
+# recall pool (reference §4.1): recall skips these rows; they record what the backfill did.
+VECTOR_POOL = "persona"
+
 
 class PersonaSection(models.Model):
     """One top-level key of ``persona.json`` (``master``, ``neko``, ``relationship``, ``@kind:id``, …).

@@ -7,22 +7,27 @@ from typing import Any
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
+from nekomem.runtime.status import VectorCoverage
+from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
 from persona.services.mentions import suppression_active
 from persona.services.records import entry_to_file_dict
 
 __all__ = [
+    "characters_with_unvectored_persona",
     "entry_to_file_dict",
     "long_term_memory_markdown",
     "persona_corrections_list",
     "persona_entries_browse",
     "persona_entries_live",
+    "persona_entries_needing_vectors",
     "persona_entry_get",
     "persona_file_view",
     "persona_in_shards",
     "persona_sections",
     "persona_state",
+    "persona_vector_coverage",
     "rendered_forget",
     "settings_text",
     "suppression_active",
@@ -98,3 +103,23 @@ def persona_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, Any]
             "persona.fact_added",
             {"section": entry.section, "position": entry.position, "entry": entry_to_file_dict(entry)},
         )
+
+
+def persona_entries_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
+    """(pk, text) of the character's live entries the embedding backfill still has to embed."""
+    rows = PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True)
+    return vector_cache_stale(rows, model_id=model_id, limit=limit)
+
+
+def characters_with_unvectored_persona(*, model_id: str) -> list[int]:
+    """Characters with a live entry lacking a vector of ``model_id`` (the SQL test)."""
+    missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
+    rows = PersonaEntry.objects.filter(missing, archive_shard_path__isnull=True).exclude(text="")
+    return list(rows.values_list("character_id", flat=True).distinct().order_by())
+
+
+def persona_vector_coverage(model_id: str) -> VectorCoverage:
+    """The live entries the backfill embeds: with a vector of ``model_id``, and still without."""
+    return vector_cache_coverage(
+        PersonaEntry.objects.filter(archive_shard_path__isnull=True), model_id=model_id
+    )

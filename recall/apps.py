@@ -32,8 +32,12 @@ class RecallConfig(AppConfig):
 
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.runtime.status import register_vector_counter
+        from persona.selectors import persona_vector_coverage
         from recall.backfill import fact_vector_coverage, raw_turn_vector_coverage
+        from reflections.selectors import reflection_vector_coverage
 
+        register_vector_counter("persona entries", persona_vector_coverage)
+        register_vector_counter("reflections", reflection_vector_coverage)
         register_vector_counter("facts", fact_vector_coverage)
         register_vector_counter("raw turns", raw_turn_vector_coverage)
         register_layer_page(

@@ -1,11 +1,12 @@
-"""Embedding backfill: fill missing or stale vectors in batches (facts first, then the raw turns
-extraction has not covered yet), then queue paraphrase pairs of the new facts.
+"""Embedding backfill: fill missing or stale vectors in batches in reference §6's order (persona
+entries, then reflections, then facts, then the raw turns extraction has not covered yet), then queue
+paraphrase pairs of the new facts.
 
 A vector counts only while its fingerprints match (text sha256 + model id, reference §6). The facts
-layer clears the columns when it rewrites a text; the sweep here also recomputes the text fingerprint,
-so a vector left stale by any other path is replaced too. Raw turns are never edited, so their model id
-is the only test. Vectors are optional: with no model the backfill does nothing and recall stays on
-BM25.
+layer clears the columns when it rewrites a text; the sweep here also recomputes the text fingerprint
+(of persona entries and reflections too), so a vector left stale by any other path is replaced. Raw
+turns are never edited, so their model id is the only test. Vectors are optional: with no model the
+backfill does nothing and recall stays on BM25.
 
 After embedding, each new active, not-absorbed fact is compared with the character's other active,
 not-absorbed facts of the same entity; pairs above ``DEDUP_COSINE`` go to the facts layer's queue.
@@ -32,6 +33,8 @@ from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
 from nekomem.runtime.state import storage_writes_check
 from nekomem.runtime.status import VectorCoverage
+from persona.selectors import characters_with_unvectored_persona, persona_entries_needing_vectors
+from persona.services import persona_entry_vectors_write
 from recall.models import PairsCursor, RawTurnVector
 from recall.selectors import (
     characters_with_unvectored_turns,
@@ -41,6 +44,8 @@ from recall.selectors import (
     stored_vector,
 )
 from recall.services import raw_turn_vectors_prune, raw_turn_vectors_write
+from reflections.selectors import characters_with_unvectored_reflections, reflections_needing_vectors
+from reflections.services import reflection_vectors_write
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +56,9 @@ BACKFILL_NICE = 10  # CPU priority of the backfill's threads: queries on the sam
 
 @dataclass
 class BackfillReport:
-    embedded: int = 0  # facts and raw turns
+    embedded: int = 0  # every pool's rows
+    persona: int = 0  # of which persona entries
+    reflections: int = 0  # of which reflections
     raw_turns: int = 0  # of which raw turns
     marked: int = 0  # raw messages with nothing to embed, marked so that no backfill reads them again
     fact_pks: list[int] = field(default_factory=list)  # the facts embedded
@@ -86,10 +93,16 @@ def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) 
 
 
 def characters_needing_vectors(*, model_id: str) -> list[int]:
-    """Characters with a fact lacking a vector of the current model (SQL pre-filter; the per-row text
-    fingerprint check happens in ``facts_needing_vectors``)."""
+    """Characters with a persona entry, reflection or fact lacking a vector of the current model (SQL
+    pre-filter; the per-row text fingerprint check happens in each pool's ``*_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    return list(Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by())
+    facts = Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by()
+    found = [
+        *characters_with_unvectored_persona(model_id=model_id),
+        *characters_with_unvectored_reflections(model_id=model_id),
+        *facts,
+    ]
+    return list(dict.fromkeys(found))
 
 
 def fact_vector_coverage(model_id: str) -> VectorCoverage:
@@ -260,12 +273,15 @@ def compute_thread_idle() -> None:
             logger.info("SCHED_IDLE refused; the backfill's model threads stay at nice %d", BACKFILL_NICE)
 
 
+VectorWrite = Callable[[list[tuple[int, str, str, str]]], None]
+
+
 def embedding_backfill(
     *, character_id: int, limit: int = 10_000, batch: int = BATCH, queue_pairs: bool = True
 ) -> BackfillReport:
-    """Embed up to ``limit`` stale facts, then uncovered raw turns, of one character at background
-    priority; each written batch logs its rows as vector-only changes (recall fills them in place, no
-    index rebuild)."""
+    """Embed up to ``limit`` stale persona entries, reflections, facts, then uncovered raw turns, of one
+    character at background priority; each written batch logs its rows as vector-only changes of their
+    pool (recall fills them in place, no index rebuild)."""
     with background_priority():
         return _embedding_backfill(
             character_id=character_id, limit=limit, batch=batch, queue_pairs=queue_pairs
@@ -278,20 +294,47 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
     if embedder is None:
         return report
     started = time.monotonic()
-    todo = facts_needing_vectors(character_id=character_id, embedder=embedder, limit=limit)
-    new_pks = _embed_rows(
-        todo,
-        embedder=embedder,
-        batch=batch,
-        write=lambda rows: fact_vectors_write(character_id=character_id, rows=rows),
-    )
-    report.embedded = len(new_pks)
-    if len(todo) == len(new_pks) and len(todo) < limit:  # facts done (and the model still works)
-        turns = raw_turns_needing_vectors(
-            character_id=character_id, model_id=embedder.model_id, limit=limit - len(todo)
-        )
+    model_id = embedder.model_id
+    # §6's order: what Stage 2 and the prompt use first (persona, reflections), then recall's bulk.
+    # A pool is started only once the one before it is done and the model still works.
+    left = limit
+    pools: list[tuple[str, Callable[[int], list[tuple[int, str]]], VectorWrite]] = [
+        (
+            "persona",
+            lambda n: persona_entries_needing_vectors(character_id=character_id, model_id=model_id, limit=n),
+            lambda rows: persona_entry_vectors_write(character_id=character_id, rows=rows),
+        ),
+        (
+            "reflections",
+            lambda n: reflections_needing_vectors(character_id=character_id, model_id=model_id, limit=n),
+            lambda rows: reflection_vectors_write(character_id=character_id, rows=rows),
+        ),
+        (
+            "facts",
+            lambda n: facts_needing_vectors(character_id=character_id, embedder=embedder, limit=n),
+            lambda rows: fact_vectors_write(character_id=character_id, rows=rows),
+        ),
+    ]
+    new_pks: list[int] = []
+    finished = True
+    for pool, needing, write in pools:
+        todo = needing(left)
+        done = _embed_rows(todo, embedder=embedder, batch=batch, write=write)
+        left -= len(done)
+        report.embedded += len(done)
+        if pool == "persona":
+            report.persona = len(done)
+        elif pool == "reflections":
+            report.reflections = len(done)
+        else:
+            new_pks = done
+        if len(done) < len(todo) or left <= 0:  # the model failed, or this round's rows are spent
+            finished = False
+            break
+    if finished:
+        turns = raw_turns_needing_vectors(character_id=character_id, model_id=model_id, limit=left)
         # A message with nothing to embed gets an empty marker row, so no backfill reads it again.
-        markers = [(pk, "", "", embedder.model_id) for pk, text in turns if not text.strip()]
+        markers = [(pk, "", "", model_id) for pk, text in turns if not text.strip()]
         raw_turn_vectors_write(character_id=character_id, rows=markers)
         report.marked = len(markers)
         embedded_turns = _embed_rows(
@@ -307,17 +350,17 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
         report.pairs_queued = fact_pairs_queue(character_id=character_id, new_pks=new_pks, embedder=embedder)
     report.seconds = time.monotonic() - started
     logger.info(
-        "embedding backfill character=%s embedded=%d raw_turns=%d pairs=%d rate=%.0f/s",
+        "embedding backfill character=%s embedded=%d persona=%d reflections=%d raw_turns=%d pairs=%d "
+        "rate=%.0f/s",
         character_id,
         report.embedded,
+        report.persona,
+        report.reflections,
         report.raw_turns,
         report.pairs_queued,
         report.rate,
     )
     return report
-
-
-VectorWrite = Callable[[list[tuple[int, str, str, str]]], None]
 
 
 def _embed_rows(

@@ -395,15 +395,15 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     changes = memory_changes_since(character_id=character_id, version=entry.version)
     if not changes.complete:
         return False
-    size = sum(len(keys) for keys in changes.rows.values()) + sum(
-        len(keys) for keys in changes.vectors.values()
-    )
-    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in (*changes.rows, *changes.vectors)):
+    # Vectors of a pool recall does not index (persona entries, reference §4.1) change nothing here.
+    vectors = {pool: keys for pool, keys in changes.vectors.items() if pool in RECALL_POOLS}
+    size = sum(len(keys) for keys in changes.rows.values()) + sum(len(keys) for keys in vectors.values())
+    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in changes.rows):
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
     for pool, reader in RECALL_POOLS.items():
         changed = changes.rows.get(pool, set())
-        vector_keys = changes.vectors.get(pool, set()) - changed
+        vector_keys = vectors.get(pool, set()) - changed
         if vector_keys and defer:
             entry.index.defer_vectors(pool, vector_keys)
             vector_keys = set()

@@ -86,3 +86,18 @@ def rebuttal_messages(
             messages="\n".join(f"- {m}" for m in messages),
         )
     )
+
+
+def rerank_messages(
+    *, name: str, master: str, queries: list[str], memories: list[str], budget: int, language: str | None
+) -> list[dict[str, str]]:
+    """The re-rank step of Stage 2's observation pool (``nekomem.reranking.chat_ranker``)."""
+    return _user(
+        _prompt(language, "rerank").format(
+            name=name,
+            master=_master(master, language),
+            queries="\n".join(f"- {q}" for q in queries),
+            memories="\n".join(memories),
+            budget=budget,
+        )
+    )

@@ -15,6 +15,8 @@ from facts.models import Fact
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event
+from nekomem.runtime.status import VectorCoverage
+from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
 
@@ -264,3 +266,27 @@ def reflection_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, A
         Reflection.objects.filter(character_id=character_id).order_by("pk").iterator(chunk_size=1000)
     ):
         yield "reflection.synthesized", reflection_to_file_dict(reflection)
+
+
+# Reflections whose vector some reader uses: recall's pool (pending, confirmed) and the observation
+# pool of Stage 2 and the keyword hook (confirmed, promoted).
+VECTOR_STATUSES = (*ACTIVE_STATUSES, Reflection.Status.PROMOTED)
+
+
+def reflections_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
+    """(pk, text) of the character's reflections the embedding backfill still has to embed."""
+    rows = Reflection.objects.filter(character_id=character_id, status__in=VECTOR_STATUSES)
+    return vector_cache_stale(rows, model_id=model_id, limit=limit)
+
+
+def characters_with_unvectored_reflections(*, model_id: str) -> list[int]:
+    """Characters with a reflection lacking a vector of ``model_id`` (the SQL test; a rewritten text is
+    caught by ``reflections_needing_vectors``)."""
+    missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
+    rows = Reflection.objects.filter(missing, status__in=VECTOR_STATUSES).exclude(text="")
+    return list(rows.values_list("character_id", flat=True).distinct().order_by())
+
+
+def reflection_vector_coverage(model_id: str) -> VectorCoverage:
+    """The reflections the backfill embeds: with a vector of ``model_id``, and still without."""
+    return vector_cache_coverage(Reflection.objects.filter(status__in=VECTOR_STATUSES), model_id=model_id)

@@ -12,6 +12,7 @@ from persona.services.entries import (
 from persona.services.mentions import persona_mentions_record, suppressions_refresh
 from persona.services.promotion import persona_promote_tick, reflection_promote
 from persona.services.switch import powerful_memory_set, reflections_reset_confirmed_at
+from persona.services.vectors import persona_entry_vectors_write
 
 __all__ = [
     "AddOutcome",
@@ -23,6 +24,7 @@ __all__ = [
     "persona_entry_create",
     "persona_entry_delete",
     "persona_entry_edit",
+    "persona_entry_vectors_write",
     "persona_mentions_record",
     "persona_prepared_early",
     "persona_promote_tick",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from nekomem.characters.services import character_memory_changed
-from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
+from nekomem.embeddings import Embedder
 from nekomem.evidence import Signal, evidence_apply
 from nekomem.observations import Observation
 from persona.models import PersonaEntry
@@ -30,15 +30,12 @@ def _live(character_id: int):  # type: ignore[no-untyped-def]
 def persona_observations(character_id: int, now: datetime, embedder: Embedder | None) -> list[Observation]:
     observations = []
     for entry in _live(character_id).order_by("section", "position", "pk"):
-        vector = None
-        if embedder is not None and entry.embedding_text_sha256 == text_fingerprint(entry.text):
-            vector = decode_vector(entry.embedding, embedder.dim)
         observations.append(
             Observation(
                 prompt_id=_prompt_id(entry),
                 text=entry.text,
                 evidence_score=entry.score(now=now),
-                vector=vector,
+                vector=entry.cached_vector(embedder),
                 suppressed=suppression_active(entry, now=now),
             )
         )

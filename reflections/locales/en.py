@@ -43,5 +43,11 @@ Impressions:
 {master}'s messages:
 {messages}
 Answer with one JSON object only: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """Below are {name}'s memories of {master}, numbered, and what is new about {master}. Which memories matter most for what is new? Each memory's evidence score is extra information only.
+New:
+{queries}
+Memories:
+{memories}
+Answer with one JSON object only: {{"ranked": [the numbers of the most relevant memories, most relevant first, at most {budget}]}}""",
     "fact_line": "- {text} (importance: {importance})",
 }

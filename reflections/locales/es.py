@@ -43,5 +43,11 @@ Impresiones:
 Mensajes de {master}:
 {messages}
 Responde solo con un objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """Abajo están los recuerdos numerados de {name} sobre {master} y lo nuevo sobre {master}. ¿Qué recuerdos importan más para lo nuevo? La puntuación de evidencia de cada recuerdo es solo información adicional.
+Nuevo:
+{queries}
+Recuerdos:
+{memories}
+Responde solo con un objeto JSON: {{"ranked": [los números de los recuerdos más relevantes, el más relevante primero, como máximo {budget}]}}""",
     "fact_line": "- {text} (importancia: {importance})",
 }

@@ -43,5 +43,11 @@ JSON オブジェクトを一つだけ出力してください：{{"targets": [{
 {master}のメッセージ：
 {messages}
 JSON オブジェクトを一つだけ出力してください：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """以下は{name}が持つ{master}についての記憶（番号付き）と、{master}についての新しい内容です。新しい内容に最も関係する記憶はどれですか？各記憶の証拠スコアは参考情報にすぎません。
+新しい内容：
+{queries}
+記憶：
+{memories}
+JSON オブジェクトを一つだけ出力してください：{{"ranked": [最も関係する記憶の番号、関係の強い順、最大 {budget} 個]}}""",
     "fact_line": "- {text}（重要度：{importance}）",
 }

@@ -43,5 +43,11 @@ JSON 객체 하나만 출력하세요: {{"targets": [{{"target_id": "...", "reas
 {master}의 메시지:
 {messages}
 JSON 객체 하나만 출력하세요: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """아래는 {name}이(가) 가진 {master}에 대한 기억(번호 포함)과 {master}에 대한 새로운 내용입니다. 새로운 내용과 가장 관련 있는 기억은 무엇인가요? 각 기억의 증거 점수는 참고 정보일 뿐입니다.
+새로운 내용:
+{queries}
+기억:
+{memories}
+JSON 객체 하나만 출력하세요: {{"ranked": [가장 관련 있는 기억의 번호, 관련 높은 순, 최대 {budget}개]}}""",
     "fact_line": "- {text} (중요도: {importance})",
 }

@@ -43,5 +43,11 @@ Impressões:
 Mensagens de {master}:
 {messages}
 Responda apenas com um objeto JSON: {{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """Abaixo estão as memórias numeradas de {name} sobre {master} e o que há de novo sobre {master}. Quais memórias importam mais para o que é novo? A pontuação de evidência de cada memória é só informação extra.
+Novo:
+{queries}
+Memórias:
+{memories}
+Responda só com um objeto JSON: {{"ranked": [os números das memórias mais relevantes, a mais relevante primeiro, no máximo {budget}]}}""",
     "fact_line": "- {text} (importância: {importance})",
 }

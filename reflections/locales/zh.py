@@ -43,5 +43,11 @@ PROMPTS = {
 {master}的消息：
 {messages}
 只输出一个 JSON 对象：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """下面是{name}关于{master}的记忆（带编号），以及关于{master}的新内容。哪些记忆与新内容最相关？每条记忆的证据分只作参考。
+新内容：
+{queries}
+记忆：
+{memories}
+只输出一个 JSON 对象：{{"ranked": [最相关记忆的编号，最相关的在前，最多 {budget} 个]}}""",
     "fact_line": "- {text}（重要程度：{importance}）",
 }

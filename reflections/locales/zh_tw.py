@@ -43,5 +43,11 @@ PROMPTS = {
 {master}的消息：
 {messages}
 只輸出一個 JSON 物件：{{"verdicts": [{{"reflection_id": "...", "verdict": "denied|kept"}}]}}""",
+    "rerank": """下面是{name}關於{master}的記憶（帶編號），以及關於{master}的新內容。哪些記憶與新內容最相關？每條記憶的證據分只作參考。
+新內容：
+{queries}
+記憶：
+{memories}
+只輸出一個 JSON 物件：{{"ranked": [最相關記憶的編號，最相關的在前，最多 {budget} 個]}}""",
     "fact_line": "- {text}（重要程度：{importance}）",
 }

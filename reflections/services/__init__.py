@@ -25,6 +25,7 @@ from reflections.services.surfacing import (
     reflections_record_surfaced,
 )
 from reflections.services.synthesis import SynthesisResult, reflection_synthesize
+from reflections.services.vectors import reflection_vectors_write
 
 __all__ = [
     "SynthesisResult",
@@ -36,6 +37,7 @@ __all__ = [
     "reflection_restore",
     "reflection_synthesize",
     "reflection_transition",
+    "reflection_vectors_write",
     "reflections_archive_sweep",
     "reflections_auto_promote",
     "reflections_evidence_seed",

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -20,7 +22,7 @@ from facts.services import facts_mark_signal_processed
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
+from nekomem.embeddings import Embedder, EmbeddingError, get_embedder
 from nekomem.evidence import Signal
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
@@ -28,13 +30,13 @@ from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.locale import language_of
 from nekomem.observations import Observation, observation_signal_apply, observation_sources
-from nekomem.reranking import RerankRecord, rerank
+from nekomem.reranking import LLMRanker, RerankRecord, chat_ranker, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from nekomem.textproc import count_tokens, message_text, truncate_tokens
 from recent.selectors import raw_log_between
 from reflections.keywords import has_negative_keyword
 from reflections.models import Reflection, ReflectionCursor
-from reflections.prompts import keyword_messages, rebuttal_messages, signal_messages
+from reflections.prompts import keyword_messages, rebuttal_messages, rerank_messages, signal_messages
 from reflections.services.lifecycle import (
     reflection_signal_apply,
     reflection_transition,
@@ -80,15 +82,12 @@ def reflection_observations(character_id: int, now: datetime, embedder: Embedder
     for reflection in Reflection.objects.filter(
         character_id=character_id, status__in=OBSERVATION_STATUSES
     ).order_by("pk"):
-        vector = None
-        if embedder is not None and reflection.embedding_text_sha256 == text_fingerprint(reflection.text):
-            vector = decode_vector(reflection.embedding, embedder.dim)
         observations.append(
             Observation(
                 prompt_id=_prompt_id(reflection),
                 text=reflection.text,
                 evidence_score=score_of(reflection, now=now),
-                vector=vector,
+                vector=reflection.cached_vector(embedder),
                 suppressed=reflection.suppress,
             )
         )
@@ -109,9 +108,13 @@ def reflection_observation_signal(
     return True
 
 
-def observation_pool(*, character_id: int, queries: list[str], now: datetime) -> list[Observation]:
+def observation_pool(
+    *, character_id: int, queries: list[str], now: datetime, llm: LLMRanker | None = None
+) -> list[Observation]:
     """Every registered layer's observations (reflections, persona entries), narrowed to 30 by the
-    background reranker."""
+    background reranker: the best cosine against any query first, then, with an ``llm`` ranker (Stage 2,
+    reference §3.3.3 step 3 and §4.6), the summary tier's pick among the coarse 90. Without vectors
+    (no model, or it failed) the pool is in evidence order and no LLM is asked."""
     embedder = get_embedder(wait=False)
     records = [
         RerankRecord(
@@ -125,8 +128,44 @@ def observation_pool(*, character_id: int, queries: list[str], now: datetime) ->
         for source in observation_sources()
         for observation in source.read(character_id, now, embedder)
     ]
-    ranked = rerank(queries=queries, records=records, budget=OBSERVATION_BUDGET, on_no_vectors="evidence")
+    ranked = rerank(
+        queries=queries,
+        records=records,
+        budget=OBSERVATION_BUDGET,
+        on_no_vectors="evidence",
+        llm=llm,
+        embed=_query_embed(embedder),
+    )
     return [r.payload for r in ranked]
+
+
+def _query_embed(embedder: Embedder | None) -> Callable[[list[str]], np.ndarray | None]:
+    """The queries embedded by the model the pool's vectors were read for (one model per call: a
+    model loaded meanwhile must not rank vectors of another); None when there is none or it fails."""
+
+    def embed(queries: list[str]) -> np.ndarray | None:
+        if embedder is None:
+            return None
+        try:
+            return embedder.embed(queries)
+        except EmbeddingError:
+            return None
+
+    return embed
+
+
+def _observation_ranker(character: Character, language: str | None) -> LLMRanker:
+    """Stage 2's re-rank step (reference §3.3.3 step 3), worded in the language of its facts."""
+    return chat_ranker(
+        lambda queries, lines, budget: rerank_messages(
+            name=character.name,
+            master=character.master_name,
+            queries=queries,
+            memories=lines,
+            budget=budget,
+            language=language,
+        )
+    )
 
 
 def observation_lines(observations: list[Observation]) -> list[str]:
@@ -182,20 +221,26 @@ def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Sta
     if job is None:
         return Stage2Result(facts=len(facts), reason=why)
     try:
-        pool = observation_pool(character_id=character_id, queries=[f.text for f in facts], now=now)
+        character = Character.objects.get(pk=character_id)
+        language = language_of([f.text for f in facts], character_language(character))
+        pool = observation_pool(
+            character_id=character_id,
+            queries=[f.text for f in facts],
+            now=now,
+            llm=_observation_ranker(character, language),
+        )
         lines = observation_lines(pool)
         shown = [observation.prompt_id for observation in pool[: len(lines)]]
         if not shown:
             facts_mark_signal_processed(character_id=character_id, fact_ids=fact_ids)
             job_succeed(job=job, outcome="no observations")
             return Stage2Result(facts=len(facts), marked=True, reason="no observations")
-        character = Character.objects.get(pk=character_id)
         messages = signal_messages(
             name=character.name,
             master=character.master_name,
             observations=lines,
             facts=[f"[{f.fact_id}] {f.text}" for f in facts],
-            language=language_of([f.text for f in facts], character_language(character)),
+            language=language,
         )
         reply = chat_json(
             tier="summary", messages=messages, expect=dict, thinking=True, timeout=STAGE2_TIMEOUT
