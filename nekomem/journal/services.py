@@ -143,16 +143,22 @@ class ClaimedOp:
     character_id: int
     type: str
     payload: dict[str, Any]
+    steps_done: list[str]
 
 
 def _claim(op_ids: Sequence[UUID]) -> tuple[UUID | None, dict[UUID, ClaimedOp]]:
     """Lease the claimable ops among ``op_ids`` under one run token, and read them, in one statement."""
     token, rows = work_claim_returning(
-        OutboxOp, pks=op_ids, lease=DEFAULT_LEASE, fields=("op_id", "character", "type", "payload")
+        OutboxOp,
+        pks=op_ids,
+        lease=DEFAULT_LEASE,
+        fields=("op_id", "character", "type", "payload", "steps_done"),
     )
     return token, {
-        op_id: ClaimedOp(op_id=op_id, character_id=character_id, type=op_type, payload=payload)
-        for op_id, character_id, op_type, payload in rows
+        op_id: ClaimedOp(
+            op_id=op_id, character_id=character_id, type=op_type, payload=payload, steps_done=list(done or [])
+        )
+        for op_id, character_id, op_type, payload, done in rows
     }
 
 
@@ -202,16 +208,22 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
             continue
+        succeeded: list[str] = []
         try:
             if blocked:  # the rest of the claimed batch waits with the op the block stopped
                 raise StorageBlocked()
-            for _name, step in outbox_steps_for(op.type):
+            for name, step in outbox_steps_for(op.type):
+                if name in op.steps_done:
+                    continue
                 step(op.character_id, op.payload)
+                succeeded.append(name)
         except StorageBlocked:
+            _steps_record(op, token=token, succeeded=succeeded)
             blocked = True
             work_wait(work_current(OutboxOp, pk=op_id, token=token), reason=STORAGE_BLOCKED)
             statuses[op_id] = WorkStatus.WAITING
         except JobWait as wait:
+            _steps_record(op, token=token, succeeded=succeeded)
             work_wait(
                 work_current(OutboxOp, pk=op_id, token=token),
                 reason=wait.reason,
@@ -219,6 +231,7 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
             )
             statuses[op_id] = WorkStatus.WAITING
         except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
+            _steps_record(op, token=token, succeeded=succeeded)
             status = work_fail(OutboxOp, pk=op_id, token=token, error=exc) or "busy"
             logger.warning(
                 "outbox op %s failed (%s)%s",
@@ -239,6 +252,16 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
 
 
 _FINISHED = (WorkStatus.DONE, WorkStatus.DEAD)
+
+
+def _steps_record(op: ClaimedOp, *, token: UUID | None, succeeded: list[str]) -> None:
+    """Keep the steps this run finished with an op that did not finish, so its retry skips them.
+
+    Written only when the op stops short (one statement, off the path of an op that succeeds): a
+    worker that dies between steps leaves the run's steps unrecorded, and the lease's expiry runs
+    them again, which is the at-least-once delivery every step is written for."""
+    if succeeded:
+        work_current(OutboxOp, pk=op.op_id, token=token).update(steps_done=[*op.steps_done, *succeeded])
 
 
 def outbox_op_retry(*, op_id: UUID) -> bool:
