@@ -364,3 +364,28 @@ def raw_turn_vectors_prune_covered() -> int:
         if covered is not None:
             dropped += raw_turn_vectors_prune(character_id=character_id, covered=covered)
     return dropped
+
+
+BACKFILL_LOCK = "embedding-backfill"  # one backfill at a time across the cluster (tick or command)
+RUN_ROUND = 2000  # rows a round of ``embedding_backfill_run``: each round's progress is reported
+
+
+def embedding_backfill_run(
+    *, character_id: int, on_progress: Callable[[int], None] | None = None, round_limit: int = RUN_ROUND
+) -> BackfillReport:
+    """Embed every missing vector of one character now, a round at a time (``manage.py backfill``);
+    ``on_progress`` hears how many rows each round settled. The caller holds ``BACKFILL_LOCK``. The
+    paraphrase pairs of the new facts are left to the schedule's next tick, as after an import."""
+    total = BackfillReport(characters=[character_id])
+    while True:
+        report = embedding_backfill(character_id=character_id, limit=round_limit, queue_pairs=False)
+        settled = report.embedded + report.marked
+        total.embedded += report.embedded
+        total.raw_turns += report.raw_turns
+        total.marked += report.marked
+        total.seconds += report.seconds
+        total.fact_pks += report.fact_pks
+        if on_progress is not None and settled:
+            on_progress(settled)
+        if settled < round_limit:  # nothing left, or the model stopped working on the way
+            return total

@@ -13,6 +13,7 @@ from nekomem.embeddings.profiles import get_profile
 from nekomem.journal.broker import task_enqueue
 from nekomem.runtime.tasks import SCHEDULED_TICK
 from recall.backfill import (
+    BACKFILL_LOCK,
     background_priority,
     characters_needing_vectors,
     characters_with_pairs_pending,
@@ -40,7 +41,7 @@ def embedding_backfill_tick(*, budget: float = TICK_SECONDS) -> int:
     """
     if not settings.EMBEDDINGS_ENABLED:
         return 0
-    with exclusive_work("embedding-backfill") as held:
+    with exclusive_work(BACKFILL_LOCK) as held:
         if not held:
             return 0
         embedded, unfinished = _tick(budget=budget)

@@ -1,6 +1,6 @@
 """Writes of the persona layer, split by sub-domain; import from here."""
 
-from persona.services.archive import persona_archive_sweep
+from persona.services.archive import MemoryArchiveReport, memory_archive_sweep, persona_archive_sweep
 from persona.services.corrections import persona_correction_resolve, persona_corrections_resolve
 from persona.services.editing import persona_entry_create, persona_entry_delete, persona_entry_edit
 from persona.services.entries import (
@@ -15,6 +15,8 @@ from persona.services.switch import powerful_memory_set, reflections_reset_confi
 
 __all__ = [
     "AddOutcome",
+    "MemoryArchiveReport",
+    "memory_archive_sweep",
     "persona_archive_sweep",
     "persona_correction_resolve",
     "persona_corrections_resolve",

@@ -20,6 +20,8 @@ from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from persona.models import PersonaArchiveShard, PersonaEntry
 from persona.services.entries import entry_event
 from persona.services.records import score_of
+from reflections.services import reflections_archive_sweep
+from reflections.services.archive import SweepReport as ReflectionSweepReport
 
 SHARD_CAPACITY = 500
 
@@ -80,3 +82,19 @@ def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> 
         if archived:
             character_memory_changed(character_id=character_id)
     return SweepReport(counted=counted, archived=archived)
+
+
+@dataclass(frozen=True)
+class MemoryArchiveReport:
+    reflections: ReflectionSweepReport
+    persona: SweepReport
+
+
+def memory_archive_sweep(*, character_id: int, now: datetime | None = None) -> MemoryArchiveReport:
+    """One character's whole archive sweep (§3.5.5): its reflections, then its persona entries, as the
+    two schedules run them; for ``manage.py archive``."""
+    now = now or timezone.now()
+    return MemoryArchiveReport(
+        reflections=reflections_archive_sweep(character_id=character_id, now=now),
+        persona=persona_archive_sweep(character_id=character_id, now=now),
+    )
