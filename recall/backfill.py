@@ -66,8 +66,9 @@ class BackfillReport:
 
 def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) -> list[tuple[int, str]]:
     """(pk, text) of facts whose vector is missing or of another model (found by SQL); once there are
-    none, those whose vector is of an older text (each text's fingerprint recomputed)."""
-    facts = Fact.objects.filter(character_id=character_id).order_by("pk")
+    none, those whose vector is of an older text (each text's fingerprint recomputed). Archived facts
+    are left out: they are not in the cosine pool, and retention drops their vectors."""
+    facts = Fact.objects.filter(character_id=character_id, archived=False).order_by("pk")
     missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
     stale = [
         (pk, text)
@@ -89,7 +90,12 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     """Characters with a fact lacking a vector of the current model (SQL pre-filter; the per-row text
     fingerprint check happens in ``facts_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    return list(Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by())
+    return list(
+        Fact.objects.filter(missing, archived=False)
+        .values_list("character_id", flat=True)
+        .distinct()
+        .order_by()
+    )
 
 
 def fact_vector_coverage(model_id: str) -> VectorCoverage:
@@ -98,6 +104,7 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
     rewritten since its vector was computed is caught by the backfill's own fingerprint check)."""
     counts = (
         Fact.objects.exclude(text="")
+        .filter(archived=False)
         .order_by()
         .aggregate(
             total=Count("pk"),

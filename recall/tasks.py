@@ -22,6 +22,7 @@ from recall.backfill import (
     raw_turn_vectors_prune_covered,
 )
 from recall.selectors import characters_with_unvectored_turns
+from recall.services import recall_retention
 
 logger = logging.getLogger(__name__)
 
@@ -99,3 +100,8 @@ def _enqueue_next_tick() -> None:
         )
     except Exception:
         logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")
+
+
+def recall_retention_tick() -> dict[str, int]:
+    report = recall_retention()
+    return {"fact_vectors": report.fact_vectors, "snapshots": report.snapshots}
