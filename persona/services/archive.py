@@ -22,7 +22,6 @@ from persona.models import PersonaArchiveShard, PersonaEntry
 from persona.services.entries import entry_event, section_ensure
 from persona.services.records import score_of
 from reflections.services import reflections_archive_sweep
-from reflections.services.archive import SweepReport as ReflectionSweepReport
 
 SHARD_CAPACITY = 500
 
@@ -87,7 +86,7 @@ def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> 
 
 @dataclass(frozen=True)
 class MemoryArchiveReport:
-    reflections: ReflectionSweepReport
+    reflections: SweepReport  # the reflections' sweep reports the same two counts
     persona: SweepReport
 
 
@@ -95,8 +94,9 @@ def memory_archive_sweep(*, character_id: int, now: datetime | None = None) -> M
     """One character's whole archive sweep (§3.5.5): its reflections, then its persona entries, as the
     two schedules run them; for ``manage.py archive``."""
     now = now or timezone.now()
+    reflections = reflections_archive_sweep(character_id=character_id, now=now)
     return MemoryArchiveReport(
-        reflections=reflections_archive_sweep(character_id=character_id, now=now),
+        reflections=SweepReport(counted=reflections.counted, archived=reflections.archived),
         persona=persona_archive_sweep(character_id=character_id, now=now),
     )
 
