@@ -8,7 +8,7 @@ from typing import Any
 from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -86,12 +86,16 @@ class EntryFilterSerializer(serializers.Serializer):
     archived = serializers.BooleanField(required=False, default=False)
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter(
-            "archived", OpenApiTypes.BOOL, description="entries the archive sweep moved into a shard instead"
-        )
-    ]
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "archived",
+                OpenApiTypes.BOOL,
+                description="entries the archive sweep moved into a shard instead",
+            )
+        ]
+    )
 )
 class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     """A character's persona entries with their evidence (``?archived=true``: the archived ones, which
@@ -185,15 +189,17 @@ class ResolveSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter(
-            "status",
-            OpenApiTypes.STR,
-            enum=CORRECTION_STATUSES,
-            description="queued (default); dropped: given up after 5 failed resolutions; all",
-        )
-    ]
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "status",
+                OpenApiTypes.STR,
+                enum=CORRECTION_STATUSES,
+                description="queued (default); dropped: given up after 5 failed resolutions; all",
+            )
+        ]
+    )
 )
 class PersonaCorrectionViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     """The contradiction queue, and the pairs the resolver dropped; either can be resolved by hand."""
