@@ -42,11 +42,13 @@ def orm_claim(op_ids: list[uuid.UUID]) -> tuple[uuid.UUID | None, dict[uuid.UUID
     if token is None:
         return None, {}
     rows = OutboxOp.objects.filter(op_id__in=op_ids, run_token=token).values_list(
-        "op_id", "character_id", "type", "payload"
+        "op_id", "character_id", "type", "payload", "steps_done"
     )
     return token, {
-        op_id: ClaimedOp(op_id=op_id, character_id=character_id, type=op_type, payload=payload)
-        for op_id, character_id, op_type, payload in rows
+        op_id: ClaimedOp(
+            op_id=op_id, character_id=character_id, type=op_type, payload=payload, steps_done=list(done)
+        )
+        for op_id, character_id, op_type, payload, done in rows
     }
 
 

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from facts.models import ExtractionCursor, Fact, FactDedupPair
+from facts.models import ExtractionCursor, Fact, FactDedupPair, FactToken
 from facts.services import fact_delete, fact_update
 from nekomem.admin import ServiceWrittenAdmin
 
@@ -103,3 +103,15 @@ class ExtractionCursorAdmin(ServiceWrittenAdmin):
         "a_success_count",
     )  # a failing or waiting window shows as a facts.extraction job
     search_fields = ("character__name",)
+
+
+@admin.register(FactToken)
+class FactTokenAdmin(ServiceWrittenAdmin):
+    """The near-duplicate layer's inverted index (derived from each fact's tokens)."""
+
+    list_display = ("fact", "character", "token", "size")
+    search_fields = ("token", "fact__fact_id")
+    list_select_related = ("character", "fact")
+    raw_id_fields = ("fact",)
+    # Tens of rows per fact: the changelist does not count them all.
+    show_full_result_count = False

@@ -44,8 +44,17 @@ class PersonaEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(PersonaCorrection)
 class PersonaCorrectionAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "character", "entity", "old_text", "new_text", "resolve_attempts", "created_at")
-    list_filter = ("character", "entity")
+    list_display = (
+        "pk",
+        "character",
+        "entity",
+        "old_text",
+        "new_text",
+        "resolve_attempts",
+        "dropped_at",
+        "created_at",
+    )
+    list_filter = ("character", "entity", ("dropped_at", admin.EmptyFieldListFilter))
     actions = ("keep_old", "keep_new", "keep_both")
 
     def _resolve(self, request: HttpRequest, queryset: QuerySet[PersonaCorrection], how: str) -> None:

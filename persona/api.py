@@ -7,7 +7,8 @@ from typing import Any
 
 from django.http import Http404
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -17,13 +18,19 @@ from nekomem.api import CharacterScopedMixin
 from nekomem.errors import Conflict
 from nekomem.runtime.api import PowerfulMemoryConfigView, SwitchSerializer
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.selectors import persona_corrections_list, persona_entries_live
+from persona.selectors import (
+    persona_corrections_dropped,
+    persona_corrections_list,
+    persona_entries_archived,
+    persona_entries_live,
+)
 from persona.services import (
     AddOutcome,
     persona_correction_resolve,
     persona_entry_create,
     persona_entry_delete,
     persona_entry_edit,
+    persona_entry_restore,
     powerful_memory_set,
 )
 from persona.services.records import score_of
@@ -56,6 +63,8 @@ class PersonaEntrySerializer(serializers.ModelSerializer):
             "merged_from_ids",
             "version_history",
             "created_at",
+            "archived_at",
+            "archive_shard_path",
         ]
         read_only_fields = fields
 
@@ -73,14 +82,35 @@ class EntryEditSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=4000)
 
 
+class EntryFilterSerializer(serializers.Serializer):
+    archived = serializers.BooleanField(required=False, default=False)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "archived",
+                OpenApiTypes.BOOL,
+                description="entries the archive sweep moved into a shard instead",
+            )
+        ]
+    )
+)
 class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """A character's persona entries with their evidence; card entries are read-only here."""
+    """A character's persona entries with their evidence (``?archived=true``: the archived ones, which
+    ``restore`` brings back); card entries are read-only here."""
 
     serializer_class = PersonaEntrySerializer
     lookup_field = "entry_id"
 
     def get_queryset(self) -> Any:
-        return persona_entries_live(character_id=self.get_character().pk)
+        filters = EntryFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        character_id = self.get_character().pk
+        if filters.validated_data["archived"]:
+            return persona_entries_archived(character_id=character_id)
+        return persona_entries_live(character_id=character_id)
 
     def retrieve(self, request: Request, name: str, entry_id: str) -> Response:
         return Response(PersonaEntrySerializer(self.get_object()).data)
@@ -114,12 +144,44 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
             raise Http404("no such entry") from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    @extend_schema(request=None, responses=PersonaEntrySerializer)
+    @action(detail=True, methods=["post"])
+    def restore(self, request: Request, name: str, entry_id: str) -> Response:
+        """Bring an archived entry back (409 when it is not archived)."""
+        try:
+            entry = persona_entry_restore(character_id=self.get_character().pk, entry_id=entry_id)
+        except PersonaEntry.DoesNotExist:
+            raise Http404("no such entry") from None
+        return Response(PersonaEntrySerializer(entry).data)
+
 
 class PersonaCorrectionSerializer(serializers.ModelSerializer):
+    status = serializers.SerializerMethodField()
+
     class Meta:
         model = PersonaCorrection
-        fields = ["id", "old_text", "new_text", "entity", "created_at", "resolve_attempts", "extra"]
+        fields = [
+            "id",
+            "old_text",
+            "new_text",
+            "entity",
+            "created_at",
+            "resolve_attempts",
+            "status",
+            "dropped_at",
+            "extra",
+        ]
         read_only_fields = fields
+
+    def get_status(self, correction: PersonaCorrection) -> str:
+        return "queued" if correction.dropped_at is None else "dropped"
+
+
+CORRECTION_STATUSES = ("queued", "dropped", "all")
+
+
+class CorrectionFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=CORRECTION_STATUSES, required=False, default="queued")
 
 
 class ResolveSerializer(serializers.Serializer):
@@ -127,13 +189,31 @@ class ResolveSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "status",
+                OpenApiTypes.STR,
+                enum=CORRECTION_STATUSES,
+                description="queued (default); dropped: given up after 5 failed resolutions; all",
+            )
+        ]
+    )
+)
 class PersonaCorrectionViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The contradiction queue; a pair can be resolved by hand."""
+    """The contradiction queue, and the pairs the resolver dropped; either can be resolved by hand."""
 
     serializer_class = PersonaCorrectionSerializer
 
     def get_queryset(self) -> Any:
-        return persona_corrections_list(character_id=self.get_character().pk)
+        filters = CorrectionFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        character_id = self.get_character().pk
+        wanted = filters.validated_data["status"]
+        if wanted == "dropped":
+            return persona_corrections_dropped(character_id=character_id)
+        return persona_corrections_list(character_id=character_id, dropped_too=wanted == "all")
 
     @extend_schema(request=ResolveSerializer, responses={204: None})
     @action(detail=True, methods=["post"])

@@ -17,6 +17,11 @@ urlpatterns = [
         name="api-persona-entry",
     ),
     path(
+        _BASE + "entries/<str:entry_id>/restore/",
+        PersonaEntryViewSet.as_view({"post": "restore"}),
+        name="api-persona-entry-restore",
+    ),
+    path(
         _BASE + "corrections/",
         PersonaCorrectionViewSet.as_view({"get": "list"}),
         name="api-persona-corrections",

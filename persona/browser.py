@@ -21,7 +21,13 @@ from nekomem.browser.registry import LayerPage
 from nekomem.errors import Conflict
 from persona.api import EntryCreateSerializer, EntryEditSerializer, ResolveSerializer
 from persona.models import PersonaEntry
-from persona.selectors import persona_corrections_list, persona_entries_browse, persona_sections
+from persona.selectors import (
+    persona_corrections_dropped,
+    persona_corrections_list,
+    persona_entries_archived,
+    persona_entries_browse,
+    persona_sections,
+)
 from persona.services import (
     AddOutcome,
     persona_correction_resolve,
@@ -29,6 +35,7 @@ from persona.services import (
     persona_entry_create,
     persona_entry_delete,
     persona_entry_edit,
+    persona_entry_restore,
 )
 from persona.services.records import score_of
 
@@ -76,6 +83,8 @@ def persona_page(request: HttpRequest, name: str) -> HttpResponse:
     entries = persona_entries_browse(character_id=character.pk, section=section, query=query)
     page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
     corrections = Paginator(persona_corrections_list(character_id=character.pk), CORRECTIONS_PAGE_SIZE)
+    dropped = Paginator(persona_corrections_dropped(character_id=character.pk), CORRECTIONS_PAGE_SIZE)
+    archived = Paginator(persona_entries_archived(character_id=character.pk), PAGE_SIZE)
     now = timezone.now()
     return render(
         request,
@@ -86,6 +95,8 @@ def persona_page(request: HttpRequest, name: str) -> HttpResponse:
             "page": page,
             "rows": [EntryRow(entry=e, score=score_of(e, now=now)) for e in page.object_list],
             "corrections": corrections.get_page(request.GET.get("cpage")),
+            "dropped": dropped.get_page(request.GET.get("dpage")),
+            "archived": archived.get_page(request.GET.get("apage")),
             "sections": sections,
             "section": section,
             "query": query,
@@ -153,6 +164,21 @@ def entry_delete(request: HttpRequest, name: str, entry_id: str) -> HttpResponse
         lambda: persona_entry_delete(character_id=character.pk, entry_id=entry_id),
         done="已删除 Deleted",
     )
+
+
+@require_POST
+@browser_page
+def entry_restore(request: HttpRequest, name: str, entry_id: str) -> HttpResponse:
+    character = character_or_404(name)
+    try:
+        entry = persona_entry_restore(character_id=character.pk, entry_id=entry_id)
+    except PersonaEntry.DoesNotExist:
+        messages.error(request, f"没有这个条目 No such entry: {entry_id}")
+    except Conflict:
+        messages.error(request, f"这个条目没有归档 The entry is not archived: {entry_id}")
+    else:
+        messages.success(request, f"已恢复 Restored: {entry.text}")
+    return _back(request, name)
 
 
 def _entry_changed(

@@ -85,6 +85,11 @@ class PersonaCorrection(models.Model):
     entity = models.CharField(max_length=200)
     created_at = models.DateTimeField()
     resolve_attempts = models.PositiveSmallIntegerField(default=0)
+    # The original drops a pair after 5 failed resolutions with only a log line; here it stays, out of
+    # the queue (and of persona_corrections.json), for a person to resolve in the browser or by REST.
+    dropped_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the resolver gave up on it (5 attempts); none while queued."
+    )
     dedup_key = models.CharField(max_length=64, help_text="sha256 of old text, new text, entity and scope")
     extra = models.JSONField(default=dict, blank=True, help_text="Scoped subject and speaker fields.")
 

@@ -268,7 +268,8 @@ def read_corrections(path: Path) -> list[PersonaCorrection]:
 
 def write_corrections(character: Character, incoming: list[PersonaCorrection]) -> ImportResult:
     created = unchanged = updated = 0
-    known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk)}
+    # A pair the resolver dropped is known too: the file cannot bring it back a second time.
+    known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk, dropped_too=True)}
     for row in incoming:
         current = known.get(row.dedup_key)
         if current is None:

@@ -18,7 +18,9 @@ __all__ = [
     "characters_with_unvectored_persona",
     "entry_to_file_dict",
     "long_term_memory_markdown",
+    "persona_corrections_dropped",
     "persona_corrections_list",
+    "persona_entries_archived",
     "persona_entries_browse",
     "persona_entries_live",
     "persona_entries_needing_vectors",
@@ -42,6 +44,13 @@ def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
     """Entries of ``persona.json`` (not in an archive shard), in file order within each section."""
     return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
         "position", "pk"
+    )
+
+
+def persona_entries_archived(*, character_id: int) -> QuerySet[PersonaEntry]:
+    """Entries the archive sweep moved into a shard, the most recently archived first."""
+    return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
+        "-archived_at", "-pk"
     )
 
 
@@ -75,8 +84,18 @@ def persona_in_shards(*, character_id: int) -> dict[str, list[PersonaEntry]]:
     return shards
 
 
-def persona_corrections_list(*, character_id: int) -> QuerySet[PersonaCorrection]:
-    return PersonaCorrection.objects.filter(character_id=character_id).order_by("pk")
+def persona_corrections_list(*, character_id: int, dropped_too: bool = False) -> QuerySet[PersonaCorrection]:
+    """The queue (``persona_corrections.json``): pairs the resolver still tries (``dropped_too``: and
+    those it gave up on)."""
+    rows = PersonaCorrection.objects.filter(character_id=character_id)
+    return (rows if dropped_too else rows.filter(dropped_at__isnull=True)).order_by("pk")
+
+
+def persona_corrections_dropped(*, character_id: int) -> QuerySet[PersonaCorrection]:
+    """Pairs the resolver gave up on after 5 attempts, newest first: they wait for a person."""
+    return PersonaCorrection.objects.filter(character_id=character_id, dropped_at__isnull=False).order_by(
+        "-dropped_at", "-pk"
+    )
 
 
 def persona_state(*, character_id: int) -> PersonaState | None:

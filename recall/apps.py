@@ -46,6 +46,15 @@ class RecallConfig(AppConfig):
 
         register_schedule(
             ScheduleSpec(
+                name="recall-retention",
+                func="recall.tasks.recall_retention_tick",
+                minutes=24 * 60,
+                description="clear the vectors of archived facts; delete saved indexes of removed "
+                "characters, and a character's superseded ones after a day",
+            )
+        )
+        register_schedule(
+            ScheduleSpec(
                 name="embedding-backfill",
                 func="recall.tasks.embedding_backfill_tick",
                 minutes=1,

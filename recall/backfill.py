@@ -73,8 +73,9 @@ class BackfillReport:
 
 def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) -> list[tuple[int, str]]:
     """(pk, text) of facts whose vector is missing or of another model (found by SQL); once there are
-    none, those whose vector is of an older text (each text's fingerprint recomputed)."""
-    facts = Fact.objects.filter(character_id=character_id).order_by("pk")
+    none, those whose vector is of an older text (each text's fingerprint recomputed). Archived facts
+    are left out: they are not in the cosine pool, and retention drops their vectors."""
+    facts = Fact.objects.filter(character_id=character_id, archived=False).order_by("pk")
     missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
     stale = [
         (pk, text)
@@ -96,7 +97,12 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     """Characters with a persona entry, reflection or fact lacking a vector of the current model (SQL
     pre-filter; the per-row text fingerprint check happens in each pool's ``*_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    facts = Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by()
+    facts = (
+        Fact.objects.filter(missing, archived=False)
+        .values_list("character_id", flat=True)
+        .distinct()
+        .order_by()
+    )
     found = [
         *characters_with_unvectored_persona(model_id=model_id),
         *characters_with_unvectored_reflections(model_id=model_id),
@@ -111,6 +117,7 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
     rewritten since its vector was computed is caught by the backfill's own fingerprint check)."""
     counts = (
         Fact.objects.exclude(text="")
+        .filter(archived=False)
         .order_by()
         .aggregate(
             total=Count("pk"),
@@ -407,3 +414,28 @@ def raw_turn_vectors_prune_covered() -> int:
         if covered is not None:
             dropped += raw_turn_vectors_prune(character_id=character_id, covered=covered)
     return dropped
+
+
+BACKFILL_LOCK = "embedding-backfill"  # one backfill at a time across the cluster (tick or command)
+RUN_ROUND = 2000  # rows a round of ``embedding_backfill_run``: each round's progress is reported
+
+
+def embedding_backfill_run(
+    *, character_id: int, on_progress: Callable[[int], None] | None = None, round_limit: int = RUN_ROUND
+) -> BackfillReport:
+    """Embed every missing vector of one character now, a round at a time (``manage.py backfill``);
+    ``on_progress`` hears how many rows each round settled. The caller holds ``BACKFILL_LOCK``. The
+    paraphrase pairs of the new facts are left to the schedule's next tick, as after an import."""
+    total = BackfillReport(characters=[character_id])
+    while True:
+        report = embedding_backfill(character_id=character_id, limit=round_limit, queue_pairs=False)
+        settled = report.embedded + report.marked
+        total.embedded += report.embedded
+        total.raw_turns += report.raw_turns
+        total.marked += report.marked
+        total.seconds += report.seconds
+        total.fact_pks += report.fact_pks
+        if on_progress is not None and settled:
+            on_progress(settled)
+        if settled < round_limit:  # nothing left, or the model stopped working on the way
+            return total

@@ -64,6 +64,55 @@ def snapshots_remove(*, character_id: int) -> int:
     return removed
 
 
+# A character's older saved indexes (another model, other stop names, an older FORMAT) are never read
+# again once a newer one exists; kept this long in case a worker still on the old settings saves one.
+SUPERSEDED_KEPT_FOR = 24 * 3600.0
+STRAY_TEMPORARY_AFTER = 3600.0  # a ``.tmp`` of a save whose writer died
+
+
+def snapshots_sweep(*, live_character_ids: set[int], now: float | None = None) -> int:
+    """Retention of this database's saved indexes; returns how many files were deleted: those of
+    characters that no longer exist (deleted while no process of this host ran the forget hook), every
+    one but the newest of each character once a day old, and stray temporaries."""
+    folder = _database_folder()
+    if folder is None or not folder.is_dir():
+        return 0
+    now = time.time() if now is None else now
+    removed = 0
+    newest: dict[int, tuple[float, Path]] = {}
+    superseded: list[tuple[float, Path]] = []
+    for path in folder.iterdir():
+        try:
+            modified = path.stat().st_mtime
+        except OSError:
+            continue  # removed meanwhile
+        if path.suffix == ".tmp":
+            if now - modified > STRAY_TEMPORARY_AFTER:
+                path.unlink(missing_ok=True)
+                removed += 1
+            continue
+        head = path.name.split("-", 1)[0]
+        if path.suffix != ".pickle" or not head.isdigit():
+            continue  # not ours
+        character_id = int(head)
+        if character_id not in live_character_ids:
+            path.unlink(missing_ok=True)
+            removed += 1
+            continue
+        kept = newest.get(character_id)
+        if kept is None or modified > kept[0]:
+            if kept is not None:
+                superseded.append(kept)
+            newest[character_id] = (modified, path)
+        else:
+            superseded.append((modified, path))
+    for modified, path in superseded:
+        if now - modified > SUPERSEDED_KEPT_FOR:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 _LENGTH = struct.Struct("<Q")
 
 

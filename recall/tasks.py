@@ -13,6 +13,7 @@ from nekomem.embeddings.profiles import get_profile
 from nekomem.journal.broker import task_enqueue
 from nekomem.runtime.tasks import SCHEDULED_TICK
 from recall.backfill import (
+    BACKFILL_LOCK,
     background_priority,
     characters_needing_vectors,
     characters_with_pairs_pending,
@@ -21,6 +22,7 @@ from recall.backfill import (
     raw_turn_vectors_prune_covered,
 )
 from recall.selectors import characters_with_unvectored_turns
+from recall.services import recall_retention
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +42,7 @@ def embedding_backfill_tick(*, budget: float = TICK_SECONDS) -> int:
     """
     if not settings.EMBEDDINGS_ENABLED:
         return 0
-    with exclusive_work("embedding-backfill") as held:
+    with exclusive_work(BACKFILL_LOCK) as held:
         if not held:
             return 0
         embedded, unfinished = _tick(budget=budget)
@@ -98,3 +100,8 @@ def _enqueue_next_tick() -> None:
         )
     except Exception:
         logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")
+
+
+def recall_retention_tick() -> dict[str, int]:
+    report = recall_retention()
+    return {"fact_vectors": report.fact_vectors, "snapshots": report.snapshots}

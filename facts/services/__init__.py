@@ -21,7 +21,7 @@ from facts.services.records import (
     resolve_event_when,
 )
 from facts.services.signals import facts_mark_signal_processed
-from facts.services.vectors import fact_vectors_write
+from facts.services.vectors import fact_vectors_drop_archived, fact_vectors_write
 
 __all__ = [
     "FactDraft",
@@ -35,6 +35,7 @@ __all__ = [
     "fact_delete",
     "fact_restore",
     "fact_update",
+    "fact_vectors_drop_archived",
     "fact_vectors_write",
     "facts_archive_sweep",
     "facts_extract_turn",

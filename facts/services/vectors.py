@@ -32,3 +32,19 @@ def fact_vectors_write(*, character_id: int, rows: list[VectorRow]) -> None:
         character_memory_changed(
             character_id=character_id, pool=RECALL_POOL, rows=[pk for pk, *_ in rows], vector_only=True
         )
+
+
+VECTOR_DROP_BATCH = 5_000
+
+
+def fact_vectors_drop_archived() -> int:
+    """Clear the vectors of archived facts (retention): recall reads archived facts by BM25 only and the
+    pairs pass skips them, so the vectors are dead bytes (about 1 KB a fact). A restored fact is active
+    again, and the embedding backfill gives it a vector as it does any fact without one."""
+    dropped = 0
+    holding = Fact.objects.filter(archived=True).exclude(embedding="")
+    while pks := list(holding.order_by("pk").values_list("pk", flat=True)[:VECTOR_DROP_BATCH]):
+        dropped += Fact.objects.filter(pk__in=pks, archived=True).update(
+            embedding="", embedding_text_sha256="", embedding_model_id=""
+        )
+    return dropped

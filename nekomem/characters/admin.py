@@ -7,8 +7,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 
+from nekomem.admin import ServiceWrittenAdmin
 from nekomem.characters.api import CharacterSerializer
-from nekomem.characters.models import Character
+from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
 
 # What a person edits (``CharacterSerializer``'s writable fields); the rest is written by services.
@@ -62,3 +63,15 @@ class CharacterAdmin(admin.ModelAdmin):
         ("Character card", {"fields": ("master_name", "master_nicknames", "card")}),
         ("State", {"fields": ("last_activity_at", "created_at", "memory_version")}),
     )
+
+
+@admin.register(MemoryChange)
+class MemoryChangeAdmin(ServiceWrittenAdmin):
+    """The recall caches' change log: which rows each ``memory_version`` bump touched."""
+
+    list_display = ("character", "version", "pool", "row", "vector_only")
+    list_filter = ("pool", "vector_only")
+    search_fields = ("character__name",)
+    list_select_related = ("character",)
+    # One row per bump: a long log is counted only when a filter narrows it.
+    show_full_result_count = False

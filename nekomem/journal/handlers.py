@@ -24,3 +24,12 @@ def register() -> None:
             "drop done outbox ops once a character has 1 000 ops (or the oldest done is 90 days old)",
         )
     )
+    register_schedule(
+        ScheduleSpec(
+            name="retention",
+            func="nekomem.journal.tasks.retention_tick",
+            minutes=24 * 60,
+            description="drop done jobs after 30 days (the newest of each character and kind stays) and "
+            "django-q2 task results (successes after 7 days, failures after 30)",
+        )
+    )

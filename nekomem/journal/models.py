@@ -97,6 +97,12 @@ class OutboxOp(DurableWork):
     )
     type = models.CharField(max_length=40)
     payload = models.JSONField(default=dict)
+    # Two post-turn steps are counts (mentions, the keyword hook's disputation): a retry after a later
+    # step failed or waited must not apply them again, so the steps that succeeded are kept here and
+    # skipped by every later run of the op.
+    steps_done = models.JSONField(
+        default=list, blank=True, help_text="Names of the steps that succeeded; a retry skips them."
+    )
 
     class Meta:
         ordering = ["created_at"]

@@ -14,9 +14,11 @@ from nekomem.journal.events import check_event_type
 
 # An event handler re-applies a snapshot payload to the character's views; it must be idempotent.
 EventHandler = Callable[[int, dict[str, Any]], None]
-# An outbox step does one part of an op for a character; it must be idempotent (at-least-once
-# delivery). An op type may have several steps (the post-turn op gains one per layer); they run in
-# registration order and the op is done when all of them succeeded.
+# An outbox step does one part of an op for a character. An op type may have several steps (the
+# post-turn op gains one per layer); they run in registration order and the op is done when all of
+# them succeeded. A step that succeeded is recorded with an op that stopped short and is skipped by
+# its retries, so a count runs once; only a worker that dies between steps runs one again, so a step
+# must still tolerate at-least-once delivery.
 OutboxStep = Callable[[int, dict[str, Any]], None]
 
 

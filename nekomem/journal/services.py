@@ -11,8 +11,9 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from django.db import connection, transaction
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+from django_q.models import Task
 
 from nekomem.characters.locks import lock_character
 from nekomem.journal.broker import outbox_ops_enqueue
@@ -27,7 +28,7 @@ from nekomem.journal.jobs import (
     work_succeed,
     work_wait,
 )
-from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.models import AppliedSentinel, Event, Job, OutboxOp, WorkStatus
 from nekomem.journal.registry import event_handler_for, event_seeders, outbox_steps_for
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
@@ -143,16 +144,22 @@ class ClaimedOp:
     character_id: int
     type: str
     payload: dict[str, Any]
+    steps_done: list[str]
 
 
 def _claim(op_ids: Sequence[UUID]) -> tuple[UUID | None, dict[UUID, ClaimedOp]]:
     """Lease the claimable ops among ``op_ids`` under one run token, and read them, in one statement."""
     token, rows = work_claim_returning(
-        OutboxOp, pks=op_ids, lease=DEFAULT_LEASE, fields=("op_id", "character", "type", "payload")
+        OutboxOp,
+        pks=op_ids,
+        lease=DEFAULT_LEASE,
+        fields=("op_id", "character", "type", "payload", "steps_done"),
     )
     return token, {
-        op_id: ClaimedOp(op_id=op_id, character_id=character_id, type=op_type, payload=payload)
-        for op_id, character_id, op_type, payload in rows
+        op_id: ClaimedOp(
+            op_id=op_id, character_id=character_id, type=op_type, payload=payload, steps_done=list(done or [])
+        )
+        for op_id, character_id, op_type, payload, done in rows
     }
 
 
@@ -202,16 +209,22 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
         op = claimed.get(op_id)
         if op is None or op_id in statuses:
             continue
+        succeeded: list[str] = []
         try:
             if blocked:  # the rest of the claimed batch waits with the op the block stopped
                 raise StorageBlocked()
-            for _name, step in outbox_steps_for(op.type):
+            for name, step in outbox_steps_for(op.type):
+                if name in op.steps_done:
+                    continue
                 step(op.character_id, op.payload)
+                succeeded.append(name)
         except StorageBlocked:
+            _steps_record(op, token=token, succeeded=succeeded)
             blocked = True
             work_wait(work_current(OutboxOp, pk=op_id, token=token), reason=STORAGE_BLOCKED)
             statuses[op_id] = WorkStatus.WAITING
         except JobWait as wait:
+            _steps_record(op, token=token, succeeded=succeeded)
             work_wait(
                 work_current(OutboxOp, pk=op_id, token=token),
                 reason=wait.reason,
@@ -219,6 +232,7 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
             )
             statuses[op_id] = WorkStatus.WAITING
         except Exception as exc:  # every failure counts as one attempt; the op itself stays durable
+            _steps_record(op, token=token, succeeded=succeeded)
             status = work_fail(OutboxOp, pk=op_id, token=token, error=exc) or "busy"
             logger.warning(
                 "outbox op %s failed (%s)%s",
@@ -239,6 +253,16 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
 
 
 _FINISHED = (WorkStatus.DONE, WorkStatus.DEAD)
+
+
+def _steps_record(op: ClaimedOp, *, token: UUID | None, succeeded: list[str]) -> None:
+    """Keep the steps this run finished with an op that did not finish, so its retry skips them.
+
+    Written only when the op stops short (one statement, off the path of an op that succeeds): a
+    worker that dies between steps leaves the run's steps unrecorded, and the lease's expiry runs
+    them again, which is the at-least-once delivery every step is written for."""
+    if succeeded:
+        work_current(OutboxOp, pk=op.op_id, token=token).update(steps_done=[*op.steps_done, *succeeded])
 
 
 def outbox_op_retry(*, op_id: UUID) -> bool:
@@ -341,3 +365,63 @@ def outbox_compact(*, character_id: int, now: datetime | None = None) -> int:
     dropped, _ = done.delete()
     logger.info("outbox compacted character=%s dropped=%d", character_id, dropped)
     return dropped
+
+
+# --- retention (issue 35: nothing that only grows) ------------------------------------------------------
+
+# A done job is a record for the jobs page: kept a month, and the newest of each (character, kind) for
+# good, so "when did this loop last finish" stays answerable. Dead work stays until it is retried.
+JOB_DONE_RETENTION = timedelta(days=30)
+# django-q2's result rows: ``save_limit`` caps the successful ones by count; these cap them by age, and
+# the failed ones (which no limit caps) too.
+TASK_SUCCESS_RETENTION = timedelta(days=7)
+TASK_FAILURE_RETENTION = timedelta(days=30)
+RETENTION_BATCH = 5_000  # rows a delete statement: no long lock on a large table
+
+
+@dataclass(frozen=True)
+class RetentionReport:
+    jobs: int = 0
+    task_successes: int = 0
+    task_failures: int = 0
+
+
+def _delete_in_batches(queryset: QuerySet[Any]) -> int:
+    deleted = 0
+    while True:
+        pks = list(queryset.values_list("pk", flat=True)[:RETENTION_BATCH])
+        if not pks:
+            return deleted
+        count, _ = queryset.model._default_manager.filter(pk__in=pks).delete()
+        deleted += count
+
+
+def work_retention(*, now: datetime | None = None) -> RetentionReport:
+    """Drop done jobs past ``JOB_DONE_RETENTION`` (each (character, kind)'s newest stays) and
+    django-q2 task results past their retention; the daily retention schedule's tick."""
+    now = now or timezone.now()
+    newest = (
+        Job.objects.filter(character_id=OuterRef("character_id"), kind=OuterRef("kind"))
+        .order_by("-created_at", "-pk")
+        .values("pk")[:1]
+    )
+    old_jobs = Job.objects.filter(status=WorkStatus.DONE, finished_at__lt=now - JOB_DONE_RETENTION).exclude(
+        pk=Subquery(newest)
+    )
+    report = RetentionReport(
+        jobs=_delete_in_batches(old_jobs),
+        task_successes=_delete_in_batches(
+            Task.objects.filter(success=True, stopped__lt=now - TASK_SUCCESS_RETENTION)
+        ),
+        task_failures=_delete_in_batches(
+            Task.objects.filter(success=False, stopped__lt=now - TASK_FAILURE_RETENTION)
+        ),
+    )
+    if report.jobs or report.task_successes or report.task_failures:
+        logger.info(
+            "retention jobs=%d task_successes=%d task_failures=%d",
+            report.jobs,
+            report.task_successes,
+            report.task_failures,
+        )
+    return report

@@ -6,7 +6,7 @@ from uuid import UUID
 
 from nekomem.journal.jobs import job_run as job_run_service
 from nekomem.journal.jobs import work_sweep
-from nekomem.journal.services import journal_compact, outbox_op_execute, outbox_ops_execute
+from nekomem.journal.services import journal_compact, outbox_op_execute, outbox_ops_execute, work_retention
 from nekomem.runtime.schedules import each_character
 
 
@@ -31,3 +31,12 @@ def jobs_sweep() -> dict[str, int]:
 
 def journal_compact_loop() -> None:
     each_character("journal compaction", lambda cid: journal_compact(character_id=cid))
+
+
+def retention_tick() -> dict[str, int]:
+    report = work_retention()
+    return {
+        "jobs": report.jobs,
+        "task_successes": report.task_successes,
+        "task_failures": report.task_failures,
+    }

@@ -1,6 +1,11 @@
 """Writes of the persona layer, split by sub-domain; import from here."""
 
-from persona.services.archive import persona_archive_sweep
+from persona.services.archive import (
+    MemoryArchiveReport,
+    memory_archive_sweep,
+    persona_archive_sweep,
+    persona_entry_restore,
+)
 from persona.services.corrections import persona_correction_resolve, persona_corrections_resolve
 from persona.services.editing import persona_entry_create, persona_entry_delete, persona_entry_edit
 from persona.services.entries import (
@@ -16,6 +21,8 @@ from persona.services.vectors import persona_entry_vectors_write
 
 __all__ = [
     "AddOutcome",
+    "MemoryArchiveReport",
+    "memory_archive_sweep",
     "persona_archive_sweep",
     "persona_correction_resolve",
     "persona_corrections_resolve",
@@ -24,6 +31,7 @@ __all__ = [
     "persona_entry_create",
     "persona_entry_delete",
     "persona_entry_edit",
+    "persona_entry_restore",
     "persona_entry_vectors_write",
     "persona_mentions_record",
     "persona_prepared_early",

@@ -11,15 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
+from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from persona.models import PersonaArchiveShard, PersonaEntry
-from persona.services.entries import entry_event
+from persona.services.entries import entry_event, section_ensure
 from persona.services.records import score_of
+from reflections.services import reflections_archive_sweep
 
 SHARD_CAPACITY = 500
 
@@ -80,3 +82,55 @@ def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> 
         if archived:
             character_memory_changed(character_id=character_id)
     return SweepReport(counted=counted, archived=archived)
+
+
+@dataclass(frozen=True)
+class MemoryArchiveReport:
+    reflections: SweepReport  # the reflections' sweep reports the same two counts
+    persona: SweepReport
+
+
+def memory_archive_sweep(*, character_id: int, now: datetime | None = None) -> MemoryArchiveReport:
+    """One character's whole archive sweep (§3.5.5): its reflections, then its persona entries, as the
+    two schedules run them; for ``manage.py archive``."""
+    now = now or timezone.now()
+    reflections = reflections_archive_sweep(character_id=character_id, now=now)
+    return MemoryArchiveReport(
+        reflections=SweepReport(counted=reflections.counted, archived=reflections.archived),
+        persona=persona_archive_sweep(character_id=character_id, now=now),
+    )
+
+
+def _shard_release(*, character_id: int, name: str) -> None:
+    PersonaArchiveShard.objects.filter(character_id=character_id, name=name, size__gt=0).update(
+        size=F("size") - 1
+    )
+
+
+def persona_entry_restore(*, character_id: int, entry_id: str, now: datetime | None = None) -> PersonaEntry:
+    """Bring an archived entry back into ``persona.json`` (REST, memory browser), at the end of its
+    section, with its evidence kept and its sub-zero days counted from zero again (the sweep would
+    otherwise archive it on its next day below zero). Raises ``PersonaEntry.DoesNotExist`` for an
+    unknown id and ``Conflict`` for an entry that is not archived."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        lock_character(character_id)
+        entry = PersonaEntry.objects.filter(character_id=character_id, entry_id=entry_id).first()
+        if entry is None:
+            raise PersonaEntry.DoesNotExist(entry_id)
+        if not entry.archive_shard_path:
+            raise Conflict("the entry is not archived")
+        _shard_release(character_id=character_id, name=entry.archive_shard_path)
+        section_ensure(character_id=character_id, key=entry.section)
+        last = PersonaEntry.objects.filter(
+            character_id=character_id, section=entry.section, archive_shard_path__isnull=True
+        ).aggregate(m=Max("position"))["m"]
+        entry.position = 0 if last is None else last + 1
+        entry.archive_shard_path = None
+        entry.archived_at = None
+        entry.sub_zero_days = 0
+        entry.sub_zero_last_increment_date = None
+        entry.save()
+        entry_event(entry, "persona.entry_updated", reason="manual_restore")
+        character_memory_changed(character_id=character_id)
+    return entry

@@ -2,7 +2,8 @@
 
 Up to 10 pairs per batch, all from one isolation domain (the private chat, or one group scope), so a
 model never sees two domains at once. A pair whose answer is missing or invalid counts one attempt;
-after 5 it is dropped (dead-lettered, with a warning).
+after 5 it is dropped from the queue (dead-lettered, with a warning) but kept, marked ``dropped_at``,
+so the memory browser and the REST API show it until a person resolves it by hand.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def isolation_domain(correction: PersonaCorrection) -> str:
 
 
 def _batch(*, character_id: int) -> list[PersonaCorrection]:
-    queued = list(PersonaCorrection.objects.filter(character_id=character_id).order_by("pk"))
+    queued = list(
+        PersonaCorrection.objects.filter(character_id=character_id, dropped_at__isnull=True).order_by("pk")
+    )
     if not queued:
         return []
     domain = isolation_domain(queued[0])
@@ -158,18 +161,19 @@ def correction_apply(
     return result
 
 
-def _count_failures(*, character_id: int, pks: list[int]) -> int:
-    """One more attempt for each; returns how many reached the limit and were dropped."""
+def _count_failures(*, character_id: int, pks: list[int], now: datetime) -> int:
+    """One more attempt for each; returns how many reached the limit and were dropped (kept, marked)."""
     PersonaCorrection.objects.filter(character_id=character_id, pk__in=pks).update(
         resolve_attempts=F("resolve_attempts") + 1
     )
-    dead = PersonaCorrection.objects.filter(
-        character_id=character_id, pk__in=pks, resolve_attempts__gte=MAX_RESOLVE_ATTEMPTS
-    )
-    dropped = dead.count()
+    dropped = PersonaCorrection.objects.filter(
+        character_id=character_id,
+        pk__in=pks,
+        resolve_attempts__gte=MAX_RESOLVE_ATTEMPTS,
+        dropped_at__isnull=True,
+    ).update(dropped_at=now)
     if dropped:
         logger.warning("persona corrections dead-lettered character=%s count=%d", character_id, dropped)
-        dead.delete()
     return dropped
 
 
@@ -210,7 +214,7 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
     except LLMError as exc:
         with transaction.atomic():
             lock_character(character_id)
-            dropped = _count_failures(character_id=character_id, pks=pks)
+            dropped = _count_failures(character_id=character_id, pks=pks, now=now)
         job_fail(job=job, error=exc, now=now)
         return CorrectionsReport(failed=len(pks), dropped=dropped, reason="llm failed")
     job_succeed(job=job, outcome="answered")
@@ -226,7 +230,7 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
             correction_apply(character=character, correction=correction, action=action, text=text, now=now)
             resolved += 1
         unanswered = [c.pk for i, c in enumerate(batch) if i not in verdicts]
-        dropped = _count_failures(character_id=character_id, pks=unanswered) if unanswered else 0
+        dropped = _count_failures(character_id=character_id, pks=unanswered, now=now) if unanswered else 0
     logger.info(
         "persona corrections character=%s resolved=%d failed=%d", character_id, resolved, len(unanswered)
     )
@@ -236,7 +240,8 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
 def persona_correction_resolve(
     *, character_id: int, correction_pk: int, action: str, text: str = "", now: datetime | None = None
 ) -> PersonaEntry | None:
-    """A resolution by hand (REST, admin, memory browser); returns the entry holding the result.
+    """A resolution by hand (REST, admin, memory browser); returns the entry holding the result. A pair
+    the resolver dropped after 5 attempts is resolved the same way.
 
     ``text`` is the merged or kept text (blank: the new observation's). A card entry changes only with
     the card, so merging into one or replacing one by hand is refused with nothing written; keep_old and

@@ -2,12 +2,15 @@
 
 from recall.services.query import RecallRequest, hit_row, recall_failed_body, recall_query
 from recall.services.raw_vectors import raw_turn_vectors_prune, raw_turn_vectors_write
+from recall.services.retention import RecallRetentionReport, recall_retention
 
 __all__ = [
     "RecallRequest",
+    "RecallRetentionReport",
     "hit_row",
     "raw_turn_vectors_prune",
     "raw_turn_vectors_write",
     "recall_failed_body",
     "recall_query",
+    "recall_retention",
 ]

@@ -191,3 +191,49 @@ def test_a_finished_op_is_marked_done_before_a_slow_later_op_of_its_batch_runs(m
     finally:
         unregister_outbox_step("test_op", "look")
     assert seen == [OutboxOp.Status.DONE]
+
+
+def test_a_step_that_succeeded_is_not_run_again_when_a_later_one_fails_or_waits():
+    """Step-once: a count applied before a later step waits or fails is applied once across retries."""
+    counted: list[int] = []
+    later = {"runs": 0}
+
+    def count(character_id: int, payload: dict) -> None:
+        counted.append(character_id)
+
+    def flaky(character_id: int, payload: dict) -> None:
+        later["runs"] += 1
+        if later["runs"] == 1:
+            raise JobWait("no_provider:summary")
+        if later["runs"] == 2:
+            raise RuntimeError("provider down")
+
+    register_outbox_step("test_op", "count", count)
+    register_outbox_step("test_op", "flaky", flaky)
+    try:
+        op = register(CharacterFactory.create().pk)
+        assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
+        op.refresh_from_db()
+        assert op.steps_done == ["count"] and op.attempts == 0
+        assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
+        op.refresh_from_db()
+        assert op.steps_done == ["count"] and op.attempts == 1
+        assert services.outbox_op_execute(op_id=op.op_id) == "done"
+    finally:
+        unregister_outbox_step("test_op", "count")
+        unregister_outbox_step("test_op", "flaky")
+    assert len(counted) == 1 and later["runs"] == 3
+    op.refresh_from_db()
+    # The op that finished keeps no list of its own run: only a run that stopped short writes one.
+    assert op.steps_done == ["count"] and op.status == OutboxOp.Status.DONE
+
+
+def test_a_failed_step_is_not_recorded_and_runs_again(step_calls):
+    calls, control = step_calls
+    control["fail"] = 1
+    op = register(CharacterFactory.create().pk)
+    assert services.outbox_op_execute(op_id=op.op_id) == "waiting"
+    op.refresh_from_db()
+    assert op.steps_done == []
+    assert services.outbox_op_execute(op_id=op.op_id) == "done"
+    assert len(calls) == 2

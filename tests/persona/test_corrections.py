@@ -103,7 +103,12 @@ def test_five_failed_attempts_drop_the_pair(character, llm_server):
         persona_corrections_resolve(character_id=character.pk, now=now)
     assert PersonaCorrection.objects.get().resolve_attempts == 4
     report = persona_corrections_resolve(character_id=character.pk, now=now + timedelta(minutes=20))
-    assert report.dropped == 1 and not PersonaCorrection.objects.exists()
+    # Dropped from the queue, not lost: it stays, marked, for a person to resolve.
+    dropped = PersonaCorrection.objects.get()
+    assert report.dropped == 1 and dropped.resolve_attempts == 5 and dropped.dropped_at is not None
+    calls = len(llm_server.requests)
+    later = persona_corrections_resolve(character_id=character.pk, now=now + timedelta(hours=2))
+    assert later.reason == "empty" and len(llm_server.requests) == calls
 
 
 def test_a_pair_resolved_by_hand(character):

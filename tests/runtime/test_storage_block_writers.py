@@ -135,6 +135,38 @@ def test_an_outbox_op_is_not_claimed_while_blocked_and_runs_on_continue(op_steps
     assert OutboxOp.objects.get(pk=op.pk).status == "done" and op_steps == [character.pk]
 
 
+def test_a_block_that_stops_a_later_step_keeps_the_earlier_steps_done(internal_client):
+    """Step-once across a block: the step before the one the block stopped is not run again."""
+    counted: list[int] = []
+    writes_runs: list[int] = []
+
+    def count(character_id: int, payload: dict) -> None:
+        counted.append(character_id)
+
+    def writes(character_id: int, payload: dict) -> None:
+        writes_runs.append(character_id)
+        if len(writes_runs) == 1:  # the first run: a block arrives while the op runs
+            block(internal_client)
+        with transaction.atomic():
+            lock_character(character_id)  # the next write stops here while blocked
+
+    register_outbox_step(OP, "count", count)
+    register_outbox_step(OP, "writes", writes)
+    try:
+        character = CharacterFactory.create()
+        with transaction.atomic():
+            op = outbox_op_register(character_id=character.pk, op_type=OP, payload={})
+        assert outbox_ops_execute(op_ids=[op.op_id]) == {op.op_id: "waiting"}
+        op.refresh_from_db()
+        assert (op.waiting_reason, op.steps_done, op.attempts) == (state.STORAGE_BLOCKED, ["count"], 0)
+        release(internal_client)  # continue enqueues the waiting op, which runs its second step only
+        assert OutboxOp.objects.get(pk=op.pk).status == "done"
+    finally:
+        unregister_outbox_step(OP, "count")
+        unregister_outbox_step(OP, "writes")
+    assert counted == [character.pk] and writes_runs == [character.pk, character.pk]
+
+
 def tick() -> str:
     ticks.append("ran")
     return "ticked"
