@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "reflections",
     "persona",
     "recall",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
