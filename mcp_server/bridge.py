@@ -11,6 +11,7 @@ where Django's request cycle looks after its connection.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,10 +72,12 @@ async def _serve(server: MCPServer, scope: dict[str, Any], body: bytes) -> Bridg
         await answered.wait()  # the client stays connected until its answer is complete
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         if message["type"] == "http.response.start":
             answer.status = message["status"]
-            answer.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
+            answer.headers = [
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
+            ]
         elif message["type"] == "http.response.body":
             answer.body += message.get("body", b"")
             if not message.get("more_body", False):

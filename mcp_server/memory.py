@@ -30,7 +30,7 @@ from nekomem.locale import resolve_language
 from nekomem.timewindows import TimeWindow, parse_time_window
 from persona.models import PersonaEntry
 from persona.selectors import long_term_memory_markdown, persona_entries_browse, persona_entry_get
-from persona.services import persona_entry_delete, persona_entry_edit, persona_ensure
+from persona.services import persona_ensure, persona_entry_delete, persona_entry_edit
 from recall.context import working_context_render
 from recall.services import RecallRequest, recall_query
 from recent.messages import parse_history
@@ -77,7 +77,9 @@ def _iso(moment: datetime | None) -> str | None:
 # --- conversation and recall ------------------------------------------------------------------------
 
 
-def remember(conn: Connection, *, messages: list[dict[str, Any]], language: str | None = None) -> dict[str, Any]:
+def remember(
+    conn: Connection, *, messages: list[dict[str, Any]], language: str | None = None
+) -> dict[str, Any]:
     """A finished exchange, stored as ``POST /cache`` stores it (the same parse, the same service)."""
     try:
         parsed = parse_history(json.dumps(messages, ensure_ascii=False))
@@ -126,7 +128,9 @@ def working_context(conn: Connection, *, language: str | None = None) -> str:
     character = wait_for_settled(conn.name)
     if character is None:
         return ""
-    return working_context_render(character=character, language=resolve_language(language, character.language))
+    return working_context_render(
+        character=character, language=resolve_language(language, character.language)
+    )
 
 
 def persona(conn: Connection, *, language: str | None = None) -> str:
@@ -200,7 +204,10 @@ def list_memories(
             live = reflections.exclude(status__in=_FORGOTTEN_REFLECTION_STATUSES)
             rows += [_reflection_row(r) for r in live[:limit]]
         else:
-            rows += [_persona_row(e) for e in persona_entries_browse(character_id=character.pk, query=contains)[:limit]]
+            rows += [
+                _persona_row(e)
+                for e in persona_entries_browse(character_id=character.pk, query=contains)[:limit]
+            ]
     return {"memories": rows[:limit]}
 
 

@@ -92,7 +92,9 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def recall(
-        query: Annotated[str, Field(max_length=2000, description="What to remember; may be empty with time")] = "",
+        query: Annotated[
+            str, Field(max_length=2000, description="What to remember; may be empty with time")
+        ] = "",
         time: Annotated[
             str | None,
             Field(max_length=200, description="A time expression: 'yesterday', '上周', '2024-05', ISO range"),
@@ -109,7 +111,9 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def list_memories(
-        kind: Annotated[MemoryKind | None, Field(description="fact, reflection or persona; all if omitted")] = None,
+        kind: Annotated[
+            MemoryKind | None, Field(description="fact, reflection or persona; all if omitted")
+        ] = None,
         contains: Annotated[str, Field(max_length=200, description="Only memories whose text has this")] = "",
         limit: Annotated[int, Field(ge=1, le=memory.LIST_LIMIT_MAX)] = 50,
     ) -> dict[str, Any]:
@@ -117,17 +121,19 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
         return await tools.run(memory.list_memories, kind=kind, contains=contains, limit=limit)
 
     @server.tool(annotations=READ_ONLY)
-    async def get_memory(id: MemoryId) -> dict[str, Any]:  # noqa: A002  the argument the model sees
+    async def get_memory(id: MemoryId) -> dict[str, Any]:
         """One fact, reflection or persona entry by id."""
         return await tools.run(memory.get_memory, memory_id=id)
 
     @server.tool(annotations=WRITES)
-    async def update_memory(id: MemoryId, text: Annotated[str, Field(min_length=1, max_length=4000)]) -> dict[str, Any]:  # noqa: A002
+    async def update_memory(
+        id: MemoryId, text: Annotated[str, Field(min_length=1, max_length=4000)]
+    ) -> dict[str, Any]:
         """Correct a memory's text. Entries from the character card are read-only."""
         return await tools.run(memory.update_memory, memory_id=id, text=text)
 
     @server.tool(annotations=DESTRUCTIVE)
-    async def forget_memory(id: MemoryId) -> dict[str, Any]:  # noqa: A002
+    async def forget_memory(id: MemoryId) -> dict[str, Any]:
         """Forget one memory: a fact or persona entry is deleted, a reflection archived."""
         return await tools.run(memory.forget_memory, memory_id=id)
 
@@ -138,7 +144,9 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
 
     @server.tool(annotations=DESTRUCTIVE)
     async def forget_everything_about(
-        subject: Annotated[str, Field(max_length=200, description="Facts and reflections mentioning this")] = "",
+        subject: Annotated[
+            str, Field(max_length=200, description="Facts and reflections mentioning this")
+        ] = "",
         time: Annotated[
             str | None, Field(max_length=200, description="Only those of this time range ('last week')")
         ] = None,

@@ -84,3 +84,10 @@ def test_off_loopback_the_bearer_token_is_needed(client, settings) -> None:
     assert not RawMessage.objects.exists()
     answer = post(client, REMEMBER, HTTP_AUTHORIZATION="Bearer s3cret-token", **REMOTE)
     assert answer.status_code == 200 and answer.json()["result"]["isError"] is False
+
+
+@pytest.mark.parametrize("method", ["get", "delete"])
+def test_only_post_is_served(client, method: str) -> None:
+    answer = getattr(client, method)("/mcp/小天", headers=MCP_HEADERS)
+    assert answer.status_code == 405 and answer["Allow"] == "POST"
+    assert answer.json()["error_code"] == "method_not_allowed"

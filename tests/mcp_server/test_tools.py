@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -153,14 +153,16 @@ def test_card_entries_are_read_only_and_manual_ones_editable() -> None:
     assert "character card" in error_text(call("小天", "forget_memory", {"id": card.entry_id}))
     assert PersonaEntry.objects.get(pk=card.pk).text == "Xiaotian is a cat girl"
 
-    edited = structured(call("小天", "update_memory", {"id": manual.entry_id, "text": "The master collects coins"}))
+    edited = structured(
+        call("小天", "update_memory", {"id": manual.entry_id, "text": "The master collects coins"})
+    )
     assert edited == {**edited, "kind": "persona", "text": "The master collects coins", "editable": True}
     assert "The master collects coins" in structured(call("小天", "persona", {}))["result"]
 
 
 def test_a_reflection_is_edited_and_forgetting_it_archives_it() -> None:
     character = CharacterFactory(name="小天")
-    reflection = ReflectionFactory(character=character, text="主人似乎很喜欢爬山")
+    reflection = cast(Reflection, ReflectionFactory(character=character, text="主人似乎很喜欢爬山"))
     call("小天", "update_memory", {"id": reflection.reflection_id, "text": "主人似乎很喜欢徒步"})
     structured(call("小天", "forget_memory", {"id": reflection.reflection_id}))
     reflection.refresh_from_db()
@@ -175,7 +177,10 @@ def test_forget_everything_about_a_subject_and_a_time_range() -> None:
     cat = FactFactory(character=character, text="主人养了一只橘猫")
     old_cat = FactFactory(character=character, text="主人小时候也养过橘猫", created_at=old)
     coffee = FactFactory(character=character, text="主人喜欢喝咖啡")
-    reflection = ReflectionFactory(character=character, text="主人很爱橘猫", status=Reflection.Status.CONFIRMED)
+    reflection = cast(
+        Reflection,
+        ReflectionFactory(character=character, text="主人很爱橘猫", status=Reflection.Status.CONFIRMED),
+    )
 
     preview = structured(call("小天", "forget_everything_about", {"subject": "橘猫", "dry_run": True}))
     assert {m["id"] for m in preview["forgotten"]} == {cat.fact_id, old_cat.fact_id, reflection.reflection_id}
