@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "reflections",
     "persona",
     "recall",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
