@@ -19,6 +19,7 @@ TABLES = [
     ("recent.locales", "PROMPTS"),
     ("facts.locales", "PROMPTS"),
     ("reflections.locales", "PROMPTS"),
+    ("mcp_server.locales", "TEXT"),
 ]
 
 
