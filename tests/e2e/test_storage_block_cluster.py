@@ -1,8 +1,9 @@
 """Block means nothing writes, with a real server and its django-q2 cluster (issue 32).
 
 After ``/internal/storage/startup/block`` a due post-turn extraction (outbox ops), a compression job,
-the embedding backfill and every other schedule tick reach the cluster and wait: not one row of
-nekomem's tables changes and the LLM is not called. After ``…/continue`` they all run.
+the embedding backfill and every other schedule tick reach the cluster and wait: for 30 s not one row
+of nekomem's tables changes, no file of the install's memory folder is written and the LLM is not
+called. After ``…/continue`` they all run and the folder catches up.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 CHARACTER = "小满"
 TOKEN = "e2e-storage-block-secret"
-# Long enough that a tick, an op or a job that slipped through would have written by then.
-QUIET_SECONDS = 5.0
+# Long enough that a tick, an op, a job or a folder pass (every 2 s) that slipped through would have
+# written by then: the issue's own figure.
+QUIET_SECONDS = 30.0
 
 # Written while blocked, as a restore would (commands are not background writers): eleven turns
 # with their post-turn ops (extraction: powerful memory is off), a compression the window is due
@@ -110,8 +112,28 @@ def answer(body: Any) -> Reply:
     return Reply(content="[]")
 
 
+def folder_files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file of the install's memory folder with its size and modification time."""
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".nekomem-scratch" not in p.parts
+    }
+
+
 @pytest.fixture
-def server(tmp_path: Path, llm_server) -> Iterator[ServerProcess]:
+def install(tmp_path: Path) -> Path:
+    """An install folder whose characters.json holds the character, and an empty memory/."""
+    root = tmp_path / "neko"
+    (root / "config").mkdir(parents=True)
+    (root / "memory").mkdir()
+    characters = {"主人": {"档案名": "阿凛"}, "猫娘": {CHARACTER: {"性格": "安静"}}, "当前猫娘": CHARACTER}
+    (root / "config" / "characters.json").write_text(json.dumps(characters, ensure_ascii=False), "utf-8")
+    return root
+
+
+@pytest.fixture
+def server(tmp_path: Path, llm_server, install: Path) -> Iterator[ServerProcess]:
     llm_server.fallback = answer
     llm_server.allow_unexpected = True
     with server_backend(
@@ -123,18 +145,22 @@ def server(tmp_path: Path, llm_server) -> Iterator[ServerProcess]:
             NEKOMEM_LLM_SUMMARY_BASE_URL=llm_server.base_url,
             NEKOMEM_LLM_SUMMARY_API_KEY=TEST_API_KEY,
             NEKOMEM_LLM_SUMMARY_MODEL="test-summary-model",
+            NEKOMEM_NEKO_ROOT=str(install),
         )
         server.start()
         yield server
 
 
-def test_while_blocked_no_background_work_writes_and_after_continue_it_all_runs(server, llm_server) -> None:
+def test_while_blocked_no_background_work_writes_and_after_continue_it_all_runs(
+    server, llm_server, install
+) -> None:
     off = http_call(server.port, "POST", "/api/v1/powerful_memory_config", {"enabled": False})
     assert off.json() == {"enabled": False}
     assert internal(server, "/internal/storage/startup/block", {"reason": "restore"})["limited_mode"] is True
     shell(server, BACKLOG + "print('null')")
     before = shell(server, SNAPSHOT)
     assert before["journal.OutboxOp"][0] == 11 and before["facts.Fact"][0] == 3
+    files_before = folder_files(install / "memory")
 
     # The ops, the job and the due ticks reach the cluster and are turned away by the gate.
     deadline = time.monotonic() + 60
@@ -144,6 +170,7 @@ def test_while_blocked_no_background_work_writes_and_after_continue_it_all_runs(
     assert "storage_blocked" in blocked["ticks"], server.log_tail()
     time.sleep(QUIET_SECONDS)
     assert shell(server, SNAPSHOT) == before
+    assert folder_files(install / "memory") == files_before
     assert llm_server.requests == []
     assert set(blocked["ops"]) == {"pending"} and blocked["compress"] == [["pending", 0]]
     assert blocked["need_vectors"]
@@ -164,3 +191,9 @@ def test_while_blocked_no_background_work_writes_and_after_continue_it_all_runs(
     assert progress["compress"] == [["done", 0]], server.log_tail()
     assert progress["need_vectors"] == [], server.log_tail()
     assert llm_server.requests  # the extraction and the compression asked the LLM only now
+    # The folder catches up: the turns written while blocked reach the window's file.
+    recent = install / "memory" / CHARACTER / "recent.json"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (recent.is_file() and "杭州" in recent.read_text("utf-8")):
+        time.sleep(1)
+    assert recent.is_file() and "杭州" in recent.read_text("utf-8"), server.log_tail()
