@@ -40,7 +40,7 @@ from nekomem.statements import instances_insert
 
 BATCH = 2000
 # Compared to decide whether a re-imported entry changes anything (idempotent import).
-_FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra")
+_FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra", "subject_key")
 _ONE_WAY = ("absorbed", "signal_processed", "archived")
 
 
@@ -69,7 +69,7 @@ def _keep_one_way(fact: Fact, before: Fact) -> None:
 
 
 def _existing(*, character_id: int, fact_ids: list[str]) -> dict[str, Fact]:
-    facts = Fact.objects.filter(character_id=character_id)
+    facts = Fact.with_subjects.filter(character_id=character_id)
     # A long IN list is slower (and hits SQLite's variable limit) than reading the whole character.
     if len(fact_ids) <= 900:
         facts = facts.filter(fact_id__in=fact_ids)
@@ -108,13 +108,13 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     facts_tokenize(retokenize, stop_names=stop_names)
     instances_insert(Fact, new)
     if new:  # the index rows need the new primary keys
-        known = Fact.objects.filter(character_id=character.pk)
+        known = Fact.with_subjects.filter(character_id=character.pk)
         if len(new) <= 900:  # a few new facts in a large character: not every key of it
             known = known.filter(fact_id__in=[f.fact_id for f in new])
         pks = dict(known.values_list("fact_id", "pk"))
         for fact in new:
             fact.pk = pks[fact.fact_id]
-    Fact.objects.bulk_update(
+    Fact.with_subjects.bulk_update(
         changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
     )
     for i in range(0, len(retokenize), 900):
@@ -130,7 +130,7 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
 
 
 def _export(character: Character, path: Path, *, archived: bool) -> int | None:
-    facts = Fact.objects.filter(character_id=character.pk, archived=archived).order_by("pk")
+    facts = Fact.with_subjects.filter(character_id=character.pk, archived=archived).order_by("pk")
     total = facts.count()
     # pk order is insertion order, so an imported file comes back in its own order.
     records: list[dict[str, Any]] = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 
 from nekomem.characters.models import Character
+from nekomem.subjects import KEY_MAX, PART_MAX
 from recent.models import RawMessage
 
 
@@ -50,3 +51,45 @@ class PairsCursor(models.Model):
 
     def __str__(self) -> str:
         return f"pairs of character {self.character_id} through version {self.through_version}"
+
+
+class SubjectRecord(models.Model):
+    """A group-chat subject the character has heard of (reference §1.6): its durable prompt locale, its
+    display name and when it was last written. The subject's memories live in each layer's rows."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="subject_records")
+    subject_key = models.CharField(max_length=KEY_MAX)
+    subject_kind = models.CharField(max_length=32)
+    subject_id = models.CharField(max_length=PART_MAX)
+    scope = models.CharField(max_length=PART_MAX)
+    display_name = models.CharField(max_length=64, blank=True, default="")
+    prompt_locale = models.CharField(max_length=16, blank=True, default="")
+    last_write_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["character", "subject_key", "scope"], name="subject_record_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.subject_key
+
+
+class SubjectForgetEpoch(models.Model):
+    """A ``scoped_forget`` tombstone: the highest forget epoch recorded for a subject key (epochs only
+    rise); a keyed write with a lower epoch for that subject is stale and dropped."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="subject_forget_epochs")
+    subject_key = models.CharField(max_length=KEY_MAX)
+    epoch = models.PositiveBigIntegerField()
+    forgotten_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["character", "subject_key"], name="subject_forget_epoch_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_key}@{self.epoch}"

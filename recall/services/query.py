@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from nekomem.embeddings import EmbeddingError, VectorSpace, embedder_within, vector_space
+from nekomem.subjects import subject_key_of
 from nekomem.timewindows import TimeWindow, find_time_expression, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
@@ -91,11 +92,16 @@ def _query_vectors(query: str, config: RecallConfig) -> _Vectors:
 
 
 def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
-    # Group chat: rows bound to a subject are only returned for that subject; unscoped rows stay.
+    # Group chat (reference §1.6): without subjects, the private memory only; with subjects, only those
+    # subjects' rows, never private ones (a group's reply must not quote the master's profile).
     if not subjects:
-        return hits
+        return [h for h in hits if not h.candidate.subject_id]
     wanted = set(subjects)
-    return [h for h in hits if h.candidate.subject_id is None or h.candidate.subject_id in wanted]
+    return [h for h in hits if h.candidate.subject_id and _candidate_key(h) in wanted]
+
+
+def _candidate_key(hit: Hit) -> str:
+    return subject_key_of(hit.candidate.subject_kind or "", hit.candidate.subject_id or "")
 
 
 def _filled_from_window(hits: list[Hit], by_time: list[Hit], *, total: int) -> list[Hit]:

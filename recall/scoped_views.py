@@ -1,0 +1,330 @@
+"""The group-chat ("scoped") routes (reference §1.6). Errors are the original's plain ``{"detail": …}``."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from facts.models import Fact
+from facts.services import ScopedExtractionFailed, ScopedFact, facts_scoped_extract, facts_scoped_store
+from nekomem.characters.selectors import character_get
+from nekomem.characters.services import character_get_or_create
+from nekomem.http import HistoryParseError, validated_name
+from nekomem.subjects import SUBJECTS_MAX, Subject, SubjectError, subject_parse
+from recall.selectors import forget_epochs_read, scoped_subjects_list
+from recall.services import (
+    ForgetEpochScope,
+    scoped_context_render,
+    scoped_forget,
+    scoped_mentions_record,
+    subject_record_touch,
+)
+from recent.selectors import history_message_text, parse_history
+
+logger = logging.getLogger(__name__)
+
+FACTS_MAX = 32
+FACT_TEXT_MAX = 2000
+DISPLAY_NAME_MAX = 64
+PLATFORM_MAX = 64
+EPOCH_KEYS_MAX = 64
+EPOCH_KEY_MAX = 512
+
+
+class Unprocessable(ValueError):
+    """A request the original refuses with 422."""
+
+
+def _detail(message: str, status: int = 422) -> JsonResponse:
+    return JsonResponse({"detail": message}, status=status, json_dumps_params={"ensure_ascii": False})
+
+
+def _ok(body: dict[str, Any]) -> JsonResponse:
+    return JsonResponse(body, json_dumps_params={"ensure_ascii": False})
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        body = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise Unprocessable(f"body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise Unprocessable("body must be a JSON object")
+    return body
+
+
+def _subject(raw: Any) -> Subject:
+    try:
+        return subject_parse(raw)
+    except SubjectError as exc:
+        raise Unprocessable(str(exc)) from exc
+
+
+def _subjects(raw: Any) -> list[Subject]:
+    if not isinstance(raw, list) or not raw or len(raw) > SUBJECTS_MAX:
+        raise Unprocessable(f"subjects must be a list of 1..{SUBJECTS_MAX} subjects")
+    return [_subject(item) for item in raw]
+
+
+def _display_name(raw: Any) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or len(raw.strip()) > DISPLAY_NAME_MAX:
+        raise Unprocessable(f"display_name must be a string of at most {DISPLAY_NAME_MAX} characters")
+    return raw.strip() or None
+
+
+def _language(raw: Any) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        raise Unprocessable("language must be a string")
+    return raw
+
+
+def _importance(raw: Any) -> int:
+    if raw is None:
+        return 5
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 10:
+        raise Unprocessable("importance must be an integer 1..10")
+    return raw
+
+
+def _facts(raw: Any) -> list[ScopedFact]:
+    if not isinstance(raw, list) or not raw or len(raw) > FACTS_MAX:
+        raise Unprocessable(f"facts must be a list of 1..{FACTS_MAX} facts")
+    facts = []
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise Unprocessable("each fact needs a text")
+        text = item["text"].strip()
+        if not text or len(text) > FACT_TEXT_MAX:
+            raise Unprocessable(f"a fact's text must be 1..{FACT_TEXT_MAX} characters after trimming")
+        source = item.get("source") or Fact.Source.USER_OBSERVATION
+        if source not in Fact.Source.values:
+            raise Unprocessable(f"source must be one of {', '.join(Fact.Source.values)}")
+        facts.append(ScopedFact(text=text, importance=_importance(item.get("importance")), source=source))
+    return facts
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def scoped_facts(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        body = _body(request)
+        subject = _subject(body.get("subject"))
+        facts = _facts(body.get("facts"))
+        display_name = _display_name(body.get("display_name"))
+        language = _language(body.get("language"))
+    except Unprocessable as exc:
+        return _detail(str(exc))
+    character = character_get_or_create(name=name)
+    stored = facts_scoped_store(character_id=character.pk, subject=subject, facts=facts)
+    subject_record_touch(
+        character_id=character.pk, subject=subject, display_name=display_name, language=language
+    )
+    logger.info("scoped_facts %s: %d created of %d", name, stored.created, len(facts))
+    return _ok(
+        {
+            "status": "stored",
+            "subject": subject.as_dict(),
+            "created": stored.created,
+            "fact_ids": stored.fact_ids,
+        }
+    )
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def scoped_context(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        body = _body(request)
+        subjects = _subjects(body.get("subjects"))
+        language = _language(body.get("language"))
+    except Unprocessable as exc:
+        return _detail(str(exc))
+    text = scoped_context_render(character=character_get(name=name), subjects=subjects, language=language)
+    return HttpResponse(text, content_type="text/plain; charset=utf-8")
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def scoped_mentions(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        body = _body(request)
+        subjects = _subjects(body.get("subjects"))
+        text = body.get("response_text")
+        if not isinstance(text, str):
+            raise Unprocessable("response_text must be a string")
+    except Unprocessable as exc:
+        return _detail(str(exc))
+    character = character_get(name=name)
+    if character is None or not text.strip():
+        return _ok({"status": "skipped"})
+    recorded = scoped_mentions_record(character_id=character.pk, response_text=text, subjects=subjects)
+    return _ok({"status": "recorded" if recorded else "skipped"})
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def scoped_forget_view(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        body = _body(request)
+        subject = _subject(body.get("subject"))
+        epoch = body.get("forget_epoch")
+        if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0):
+            raise Unprocessable("forget_epoch must be an integer >= 0")
+    except Unprocessable as exc:
+        return _detail(str(exc))
+    character = character_get_or_create(name=name)
+    try:
+        forgotten = scoped_forget(character_id=character.pk, subject=subject, forget_epoch=epoch)
+    except ForgetEpochScope as exc:
+        return _detail(str(exc))
+    except Exception:
+        logger.exception("scoped_forget %s failed", name)
+        return _detail("scoped forget failed; retry is safe", status=500)
+    answer: dict[str, Any] = {
+        "status": "forgotten",
+        "subject": subject.as_dict(),
+        "forgotten_subjects": forgotten.forgotten_subjects,
+    }
+    if forgotten.duplicate:
+        answer["duplicate"] = True
+    else:
+        answer.update(forgotten.counts)
+    logger.info("scoped_forget %s: %s", name, forgotten.counts)
+    return _ok(answer)
+
+
+@require_GET
+@validated_name
+def scoped_subjects(request: HttpRequest, name: str) -> HttpResponse:
+    platform = request.GET.get("platform")
+    if not platform or ":" in platform or len(platform) > PLATFORM_MAX:
+        return _detail(f"platform is required: non-empty, no ':', at most {PLATFORM_MAX} characters")
+    character = character_get(name=name)
+    if character is None:
+        return _ok({"subjects": []})
+    return _ok({"subjects": scoped_subjects_list(character_id=character.pk, platform=platform)})
+
+
+@require_GET
+@validated_name
+def forget_epochs(request: HttpRequest, name: str) -> HttpResponse:
+    keys = request.GET.getlist("subject")
+    if len(keys) > EPOCH_KEYS_MAX:
+        return _detail(f"at most {EPOCH_KEYS_MAX} subject keys")
+    for key in keys:
+        if not 1 <= len(key) <= EPOCH_KEY_MAX or not key.isprintable():
+            return _detail(f"a subject key must be 1..{EPOCH_KEY_MAX} printable characters")
+    character = character_get(name=name)
+    try:
+        epochs = forget_epochs_read(character_id=character.pk if character else None, subject_keys=keys)
+    except Exception:
+        # Never answer "no fence" when the tombstones cannot be read.
+        logger.exception("forget_epochs %s: tombstones unreadable", name)
+        return _detail("forget epochs unavailable; retry later", status=503)
+    return _ok({"epochs": epochs})
+
+
+HISTORY_MAX = 200
+LABEL_MAX = 64
+# No speaker-trust ledger is kept yet: every answer says nothing about trust was to be written, which the
+# wire client reads as accepted (``persisted: null``).
+TRUST_NOTHING = {
+    "resolved": None,
+    "persisted": None,
+    "signals_applied": 0,
+    "activity_applied": 0,
+    "gated": False,
+    "channel_collision": False,
+}
+SINGLE_FIELDS = ("input_history", "subject", "speaker_label", "speaker_id", "display_name")
+
+
+def _label(raw: Any, name: str) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or len(raw.strip()) > LABEL_MAX:
+        raise Unprocessable(f"{name} must be a string of at most {LABEL_MAX} characters")
+    return raw.strip() or None
+
+
+def _human_lines(raw: Any) -> list[str]:
+    try:
+        messages = parse_history(raw)
+    except HistoryParseError as exc:
+        raise Unprocessable(str(exc)) from exc
+    if not 1 <= len(messages) <= HISTORY_MAX:
+        raise Unprocessable(f"input_history must hold 1..{HISTORY_MAX} messages")
+    return [
+        text for m in messages if m["type"] == "human" for text in [history_message_text(m)] if text.strip()
+    ]
+
+
+@csrf_exempt
+@require_POST
+@validated_name
+def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        body = _body(request)
+        if "segments" in body:
+            if any(key in body for key in SINGLE_FIELDS):
+                raise Unprocessable("segments cannot be mixed with the single shape's fields")
+            raise Unprocessable("the batched shape (segments) is not supported by this server yet")
+        subject = _subject(body.get("subject"))
+        lines = _human_lines(body.get("input_history"))
+        speaker_label = _label(body.get("speaker_label"), "speaker_label")
+        display_name = _display_name(body.get("display_name"))
+        language = _language(body.get("language"))
+        speaker_id = body.get("speaker_id")
+        if speaker_id is not None and not isinstance(speaker_id, str):
+            raise Unprocessable("speaker_id must be a string")
+        trust = body.get("speaker_trust")
+        if trust is not None and (
+            isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1
+        ):
+            raise Unprocessable("speaker_trust must be a number 0..1")
+    except Unprocessable as exc:
+        return _detail(str(exc))
+    character = character_get_or_create(name=name)
+    try:
+        facts = (
+            facts_scoped_extract(
+                character=character,
+                subject=subject,
+                lines=lines,
+                speaker_label=speaker_label,
+                display_name=display_name,
+                language=language,
+            )
+            if lines
+            else []
+        )
+    except ScopedExtractionFailed:
+        logger.warning("scoped_history %s: extraction failed", name)
+        return _detail("scoped fact extraction failed; retry later", status=502)
+    speaker = {"speaker_label": speaker_label, "speaker_id": speaker_id, "speaker_trust": trust}
+    stored = facts_scoped_store(character_id=character.pk, subject=subject, facts=facts, speaker=speaker)
+    subject_record_touch(
+        character_id=character.pk, subject=subject, display_name=display_name, language=language
+    )
+    logger.info("scoped_history %s: %d created from %d lines", name, stored.created, len(lines))
+    return _ok(
+        {
+            "status": "processed",
+            "subject": subject.as_dict(),
+            "created": stored.created,
+            "dropped": len(facts) - len(stored.fact_ids),
+            "fact_ids": stored.fact_ids,
+            "trust": TRUST_NOTHING,
+        }
+    )
