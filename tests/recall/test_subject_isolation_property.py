@@ -73,7 +73,8 @@ def test_no_route_leaks_a_subject(
     assert other_marker not in recall(internal_client, {"query": other_marker, "subjects": [one]})
     context = post(internal_client, "scoped_context", {"subjects": [other]}).content.decode()
     assert marker not in context and other_marker not in context  # facts are never rendered there
-    assert f"persona {marker}" in post(internal_client, "scoped_context", {"subjects": [one]}).content.decode()
+    own = post(internal_client, "scoped_context", {"subjects": [one]}).content.decode()
+    assert f"persona {marker}" in own
 
     # Export carries them, under their subject fields.
     out = tmp_path / marker
