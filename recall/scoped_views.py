@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -12,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from facts.models import Fact
 from facts.services import ScopedExtractionFailed, ScopedFact, facts_scoped_extract, facts_scoped_store
+from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get
 from nekomem.characters.services import character_get_or_create
 from nekomem.http import HistoryParseError, validated_name
@@ -236,6 +238,7 @@ def forget_epochs(request: HttpRequest, name: str) -> HttpResponse:
 
 
 HISTORY_MAX = 200
+SEGMENTS_MAX = 8
 LABEL_MAX = 64
 # No speaker-trust ledger is kept yet: every answer says nothing about trust was to be written, which the
 # wire client reads as accepted (``persisted: null``).
@@ -258,16 +261,100 @@ def _label(raw: Any, name: str) -> str | None:
     return raw.strip() or None
 
 
-def _human_lines(raw: Any) -> list[str]:
+def _messages(raw: Any) -> list[dict[str, Any]]:
     try:
         messages = parse_history(raw)
     except HistoryParseError as exc:
         raise Unprocessable(str(exc)) from exc
     if not 1 <= len(messages) <= HISTORY_MAX:
         raise Unprocessable(f"input_history must hold 1..{HISTORY_MAX} messages")
-    return [
+    return messages
+
+
+@dataclass(frozen=True)
+class _Segment:
+    subject: Subject
+    lines: list[str]
+    messages: int
+    speaker_label: str | None
+    speaker_id: str | None
+    display_name: str | None
+    trust: float | None
+
+
+def _segment(raw: Any, *, label_required: bool) -> _Segment:
+    if not isinstance(raw, dict):
+        raise Unprocessable("a segment must be an object")
+    subject = _subject(raw.get("subject"))
+    messages = _messages(raw.get("input_history"))
+    speaker_label = _label(raw.get("speaker_label"), "speaker_label")
+    if label_required and speaker_label is None:
+        raise Unprocessable("every segment needs a speaker_label")
+    speaker_id = raw.get("speaker_id")
+    if speaker_id is not None and not isinstance(speaker_id, str):
+        raise Unprocessable("speaker_id must be a string")
+    trust = raw.get("speaker_trust")
+    if trust is not None and (
+        isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1
+    ):
+        raise Unprocessable("speaker_trust must be a number 0..1")
+    lines = [
         text for m in messages if m["type"] == "human" for text in [history_message_text(m)] if text.strip()
     ]
+    return _Segment(
+        subject=subject,
+        lines=lines,
+        messages=len(messages),
+        speaker_label=speaker_label,
+        speaker_id=speaker_id,
+        display_name=_display_name(raw.get("display_name")),
+        trust=trust,
+    )
+
+
+def _segments(raw: Any) -> list[_Segment]:
+    if not isinstance(raw, list) or not 1 <= len(raw) <= SEGMENTS_MAX:
+        raise Unprocessable(f"segments must be a list of 1..{SEGMENTS_MAX} segments")
+    segments = [_segment(item, label_required=True) for item in raw]
+    if sum(s.messages for s in segments) > HISTORY_MAX:
+        raise Unprocessable(f"the segments hold more than {HISTORY_MAX} messages in total")
+    return segments
+
+
+def _process(*, character: Character, segment: _Segment, language: str | None) -> dict[str, Any]:
+    """Extract and store one segment; raises ScopedExtractionFailed."""
+    facts = (
+        facts_scoped_extract(
+            character=character,
+            subject=segment.subject,
+            lines=segment.lines,
+            speaker_label=segment.speaker_label,
+            display_name=segment.display_name,
+            language=language,
+        )
+        if segment.lines
+        else []
+    )
+    speaker = {
+        "speaker_label": segment.speaker_label,
+        "speaker_id": segment.speaker_id,
+        "speaker_trust": segment.trust,
+    }
+    stored = facts_scoped_store(
+        character_id=character.pk, subject=segment.subject, facts=facts, speaker=speaker
+    )
+    subject_record_touch(
+        character_id=character.pk,
+        subject=segment.subject,
+        display_name=segment.display_name,
+        language=language,
+    )
+    return {
+        "subject": segment.subject.as_dict(),
+        "created": stored.created,
+        "dropped": len(facts) - stored.created,
+        "fact_ids": stored.fact_ids,
+    }
 
 
 @csrf_exempt
@@ -276,55 +363,55 @@ def _human_lines(raw: Any) -> list[str]:
 def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
     try:
         body = _body(request)
+        language = _language(body.get("language"))
         if "segments" in body:
             if any(key in body for key in SINGLE_FIELDS):
                 raise Unprocessable("segments cannot be mixed with the single shape's fields")
-            raise Unprocessable("the batched shape (segments) is not supported by this server yet")
-        subject = _subject(body.get("subject"))
-        lines = _human_lines(body.get("input_history"))
-        speaker_label = _label(body.get("speaker_label"), "speaker_label")
-        display_name = _display_name(body.get("display_name"))
-        language = _language(body.get("language"))
-        speaker_id = body.get("speaker_id")
-        if speaker_id is not None and not isinstance(speaker_id, str):
-            raise Unprocessable("speaker_id must be a string")
-        trust = body.get("speaker_trust")
-        if trust is not None and (
-            isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1
-        ):
-            raise Unprocessable("speaker_trust must be a number 0..1")
+            segments = _segments(body["segments"])
+        else:
+            single = _segment(body, label_required=False)
     except Unprocessable as exc:
         return _detail(str(exc))
     character = character_get_or_create(name=name)
-    try:
-        facts = (
-            facts_scoped_extract(
-                character=character,
-                subject=subject,
-                lines=lines,
-                speaker_label=speaker_label,
-                display_name=display_name,
-                language=language,
+    if "segments" not in body:
+        try:
+            result = _process(character=character, segment=single, language=language)
+        except ScopedExtractionFailed:
+            logger.warning("scoped_history %s: extraction failed", name)
+            return _detail("scoped fact extraction failed; retry later", status=502)
+        logger.info("scoped_history %s: %d created", name, result["created"])
+        return _ok({"status": "processed", **result, "trust": TRUST_NOTHING})
+    # One extraction per segment: a failed one is reported at its position and only it is retried.
+    results = []
+    for segment in segments:
+        try:
+            results.append(
+                {**_process(character=character, segment=segment, language=language), "status": "ok"}
             )
-            if lines
-            else []
+        except ScopedExtractionFailed:
+            results.append(
+                {
+                    "subject": segment.subject.as_dict(),
+                    "status": "failed",
+                    "created": 0,
+                    "dropped": 0,
+                    "fact_ids": [],
+                }
+            )
+    for result in results:
+        result.update(
+            fact_identities=result["fact_ids"],
+            created_fact_identities=result["fact_ids"][len(result["fact_ids"]) - result["created"] :]
+            if result["created"]
+            else [],
+            reconciled=0,
+            trust=TRUST_NOTHING,
+            trust_events=[],
         )
-    except ScopedExtractionFailed:
-        logger.warning("scoped_history %s: extraction failed", name)
-        return _detail("scoped fact extraction failed; retry later", status=502)
-    speaker = {"speaker_label": speaker_label, "speaker_id": speaker_id, "speaker_trust": trust}
-    stored = facts_scoped_store(character_id=character.pk, subject=subject, facts=facts, speaker=speaker)
-    subject_record_touch(
-        character_id=character.pk, subject=subject, display_name=display_name, language=language
+    logger.info(
+        "scoped_history %s: %d segments, %d failed",
+        name,
+        len(results),
+        sum(r["status"] == "failed" for r in results),
     )
-    logger.info("scoped_history %s: %d created from %d lines", name, stored.created, len(lines))
-    return _ok(
-        {
-            "status": "processed",
-            "subject": subject.as_dict(),
-            "created": stored.created,
-            "dropped": len(facts) - len(stored.fact_ids),
-            "fact_ids": stored.fact_ids,
-            "trust": TRUST_NOTHING,
-        }
-    )
+    return _ok({"status": "processed", "segments": results, "trust": TRUST_NOTHING})

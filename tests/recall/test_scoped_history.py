@@ -77,3 +77,47 @@ def test_bad_requests_are_422(internal_client, llm_server, body) -> None:
     answer = post(internal_client, "scoped_history", body)
     assert answer.status_code == 422 and set(answer.json()) == {"detail"}
     assert llm_server.requests == []
+
+
+def test_a_batch_answers_one_result_per_segment_in_order(internal_client, llm_server) -> None:
+    bob = {"subject_kind": "group_participant", "subject_id": "qq:7788:1002"}
+    llm_server.script(facts_reply("Alice 下周去东京"), error(500), error(500), error(500))
+    segments = [
+        {"input_history": history(("human", "我下周去东京")), "subject": ALICE, "speaker_label": "Alice"},
+        {"input_history": history(("human", "我喜欢下棋")), "subject": bob, "speaker_label": "Bob"},
+    ]
+    answer = post(internal_client, "scoped_history", {"segments": segments, "language": "zh"})
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["status"] == "processed" and [s["status"] for s in body["segments"]] == ["ok", "failed"]
+    first, second = body["segments"]
+    assert first["subject"]["subject_id"] == "qq:7788:1001" and first["created"] == 1
+    assert first["created_fact_identities"] == first["fact_ids"] and first["trust"]["persisted"] is None
+    assert second["subject"]["subject_id"] == "qq:7788:1002" and second["fact_ids"] == []
+    assert list(Fact.with_subjects.values_list("subject_key", flat=True)) == [
+        "group_participant:qq:7788:1001"
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"segments": [{"input_history": history(("human", "x")), "subject": ALICE}]},  # no speaker_label
+        {"segments": []},
+        {
+            "segments": [{"input_history": history(("human", "x")), "subject": ALICE, "speaker_label": "A"}]
+            * 9
+        },
+        {
+            "segments": [
+                {"input_history": history(*[("human", "x")] * 101), "subject": ALICE, "speaker_label": "A"}
+            ]
+            * 2
+        },
+        {"segments": [], "speaker_label": "A"},
+    ],
+)
+def test_bad_batches_are_422(internal_client, llm_server, body) -> None:
+    answer = post(internal_client, "scoped_history", body)
+    assert answer.status_code == 422 and set(answer.json()) == {"detail"}
+    assert llm_server.requests == []
