@@ -93,3 +93,29 @@ class SubjectForgetEpoch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject_key}@{self.epoch}"
+
+
+class ScopedWriteKey(models.Model):
+    """A keyed ``scoped_history`` write (reference §1.6, keyed retries): the request's fingerprint, the
+    extraction journalled before it is applied (so a retry of a pending key never asks the model
+    again), and the answer once applied. Kept for a year."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="scoped_write_keys")
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    generated = models.JSONField(null=True, blank=True, help_text="Per segment: the extracted facts.")
+    answer = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["character", "key"], name="scoped_write_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from dataclasses import dataclass
+import re
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -21,9 +23,14 @@ from nekomem.subjects import SUBJECTS_MAX, Subject, SubjectError, subject_parse
 from recall.selectors import forget_epochs_read, scoped_subjects_list
 from recall.services import (
     ForgetEpochScope,
+    KeyReused,
     scoped_context_render,
     scoped_forget,
     scoped_mentions_record,
+    scoped_write_is_stale,
+    scoped_write_key_begin,
+    scoped_write_key_finish,
+    scoped_write_key_journal,
     subject_record_touch,
 )
 from recent.selectors import history_message_text, parse_history
@@ -239,6 +246,7 @@ def forget_epochs(request: HttpRequest, name: str) -> HttpResponse:
 
 HISTORY_MAX = 200
 SEGMENTS_MAX = 8
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 LABEL_MAX = 64
 # No speaker-trust ledger is kept yet: every answer says nothing about trust was to be written, which the
 # wire client reads as accepted (``persisted: null``).
@@ -274,6 +282,7 @@ def _messages(raw: Any) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class _Segment:
     subject: Subject
+    history: str
     lines: list[str]
     messages: int
     speaker_label: str | None
@@ -303,6 +312,7 @@ def _segment(raw: Any, *, label_required: bool) -> _Segment:
     ]
     return _Segment(
         subject=subject,
+        history=raw.get("input_history") or "",
         lines=lines,
         messages=len(messages),
         speaker_label=speaker_label,
@@ -321,20 +331,31 @@ def _segments(raw: Any) -> list[_Segment]:
     return segments
 
 
-def _process(*, character: Character, segment: _Segment, language: str | None) -> dict[str, Any]:
-    """Extract and store one segment; raises ScopedExtractionFailed."""
-    facts = (
-        facts_scoped_extract(
-            character=character,
-            subject=segment.subject,
-            lines=segment.lines,
-            speaker_label=segment.speaker_label,
-            display_name=segment.display_name,
-            language=language,
-        )
-        if segment.lines
-        else []
+def _extract(*, character: Character, segment: _Segment, language: str | None) -> list[ScopedFact]:
+    """One segment's extraction; raises ScopedExtractionFailed."""
+    if not segment.lines:
+        return []
+    return facts_scoped_extract(
+        character=character,
+        subject=segment.subject,
+        lines=segment.lines,
+        speaker_label=segment.speaker_label,
+        display_name=segment.display_name,
+        language=language,
     )
+
+
+def _apply(
+    *,
+    character: Character,
+    segment: _Segment,
+    facts: list[ScopedFact],
+    language: str | None,
+    stale: bool = False,
+) -> dict[str, Any]:
+    """Store one segment's facts; idempotent per subject and text, so a resumed journal adds nothing twice."""
+    if stale:  # forgotten after the caller's epoch: answered processed, nothing written
+        return {"subject": segment.subject.as_dict(), "created": 0, "dropped": len(facts), "fact_ids": []}
     speaker = {
         "speaker_label": segment.speaker_label,
         "speaker_id": segment.speaker_id,
@@ -357,6 +378,117 @@ def _process(*, character: Character, segment: _Segment, language: str | None) -
     }
 
 
+def _batch_fields(result: dict[str, Any]) -> dict[str, Any]:
+    new = result["fact_ids"][len(result["fact_ids"]) - result["created"] :] if result["created"] else []
+    return {
+        **result,
+        "fact_identities": result["fact_ids"],
+        "created_fact_identities": new,
+        "reconciled": 0,
+        "trust": TRUST_NOTHING,
+        "trust_events": [],
+    }
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    key: str
+    epochs: dict[str, int]
+    fingerprint: str
+
+
+def _keyed(body: dict[str, Any], segments: list[_Segment], language: str | None) -> _Keyed | None:
+    key = body.get("idempotency_key")
+    if key is None:
+        return None
+    if not isinstance(key, str) or not IDEMPOTENCY_KEY.fullmatch(key):
+        raise Unprocessable("idempotency_key must be 1..128 characters of [A-Za-z0-9_.:-]")
+    if body.get("speaker_is_owner") or any(
+        isinstance(s, dict) and s.get("speaker_is_owner") for s in body.get("segments") or []
+    ):
+        raise Unprocessable("speaker_is_owner cannot be sent with an idempotency_key")
+    epochs = body.get("subject_epochs")
+    if not isinstance(epochs, dict):
+        raise Unprocessable("an idempotency_key needs subject_epochs")
+    for segment in segments:
+        if not segment.subject.default_scope:
+            raise Unprocessable("keyed writes need the subjects' default scopes")
+        epoch = epochs.get(segment.subject.key)
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise Unprocessable(f"subject_epochs needs an integer >= 0 for {segment.subject.key}")
+    # Labels, display names and client_requested_at are not part of what the request means.
+    chosen = {s.subject.key: int(epochs[s.subject.key]) for s in segments}
+    meaning: dict[str, Any] = {
+        "segments": [
+            {
+                "history": s.history,
+                "subject": s.subject.as_dict(),
+                "speaker_id": s.speaker_id,
+                "trust": s.trust,
+            }
+            for s in segments
+        ],
+        "epochs": chosen,
+        "language": language,
+    }
+    digest = hashlib.sha256(json.dumps(meaning, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return _Keyed(key=key, epochs=chosen, fingerprint=digest)
+
+
+def _facts_of(raw: list[dict[str, Any]]) -> list[ScopedFact]:
+    return [ScopedFact(**item) for item in raw]
+
+
+def _keyed_history(
+    *, character: Character, keyed: _Keyed, segments: list[_Segment], language: str | None, batched: bool
+) -> HttpResponse:
+    try:
+        row = scoped_write_key_begin(character_id=character.pk, key=keyed.key, fingerprint=keyed.fingerprint)
+    except KeyReused as exc:
+        return _detail(str(exc))
+    if row.status == row.Status.DONE and row.answer is not None:
+        return _ok(_duplicate(row.answer))
+    if row.generated is None:
+        try:  # a keyed batch succeeds or fails as a whole
+            generated = [_extract(character=character, segment=s, language=language) for s in segments]
+        except ScopedExtractionFailed:
+            return _detail("scoped fact extraction failed; retry later", status=502)
+        scoped_write_key_journal(row=row, generated=[[asdict(f) for f in facts] for facts in generated])
+    results = [
+        _apply(
+            character=character,
+            segment=segment,
+            facts=_facts_of(raw),
+            language=language,
+            stale=scoped_write_is_stale(
+                character_id=character.pk,
+                subject_key=segment.subject.key,
+                epoch=keyed.epochs[segment.subject.key],
+            ),
+        )
+        for segment, raw in zip(segments, row.generated or [], strict=True)
+    ]
+    answer: dict[str, Any]
+    if batched:
+        answer = {"status": "processed", "segments": [{**_batch_fields(r), "status": "ok"} for r in results]}
+    else:
+        answer = {"status": "processed", **results[0]}
+    answer["trust"] = TRUST_NOTHING
+    scoped_write_key_finish(row=row, answer=answer)
+    return _ok(answer)
+
+
+def _duplicate(answer: dict[str, Any]) -> dict[str, Any]:
+    """A finished key's answer again: nothing created this time, and a null trust block."""
+    again = {**answer, "duplicate": True, "created": 0, "trust": None}
+    if "segments" in answer:
+        again.pop("created")
+        again["segments"] = [
+            {**s, "created": 0, "created_fact_identities": [], "trust": None} for s in answer["segments"]
+        ]
+    return again
+
+
 @csrf_exempt
 @require_POST
 @validated_name
@@ -364,54 +496,41 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
     try:
         body = _body(request)
         language = _language(body.get("language"))
-        if "segments" in body:
+        batched = "segments" in body
+        if batched:
             if any(key in body for key in SINGLE_FIELDS):
                 raise Unprocessable("segments cannot be mixed with the single shape's fields")
             segments = _segments(body["segments"])
         else:
-            single = _segment(body, label_required=False)
+            segments = [_segment(body, label_required=False)]
+        keyed = _keyed(body, segments, language)
     except Unprocessable as exc:
         return _detail(str(exc))
     character = character_get_or_create(name=name)
-    if "segments" not in body:
+    if keyed is not None:
+        return _keyed_history(
+            character=character, keyed=keyed, segments=segments, language=language, batched=batched
+        )
+    if not batched:
         try:
-            result = _process(character=character, segment=single, language=language)
+            facts = _extract(character=character, segment=segments[0], language=language)
         except ScopedExtractionFailed:
             logger.warning("scoped_history %s: extraction failed", name)
             return _detail("scoped fact extraction failed; retry later", status=502)
+        result = _apply(character=character, segment=segments[0], facts=facts, language=language)
         logger.info("scoped_history %s: %d created", name, result["created"])
         return _ok({"status": "processed", **result, "trust": TRUST_NOTHING})
     # One extraction per segment: a failed one is reported at its position and only it is retried.
     results = []
     for segment in segments:
         try:
-            results.append(
-                {**_process(character=character, segment=segment, language=language), "status": "ok"}
-            )
+            facts = _extract(character=character, segment=segment, language=language)
         except ScopedExtractionFailed:
-            results.append(
-                {
-                    "subject": segment.subject.as_dict(),
-                    "status": "failed",
-                    "created": 0,
-                    "dropped": 0,
-                    "fact_ids": [],
-                }
-            )
-    for result in results:
-        result.update(
-            fact_identities=result["fact_ids"],
-            created_fact_identities=result["fact_ids"][len(result["fact_ids"]) - result["created"] :]
-            if result["created"]
-            else [],
-            reconciled=0,
-            trust=TRUST_NOTHING,
-            trust_events=[],
-        )
-    logger.info(
-        "scoped_history %s: %d segments, %d failed",
-        name,
-        len(results),
-        sum(r["status"] == "failed" for r in results),
-    )
+            failed = {"subject": segment.subject.as_dict(), "created": 0, "dropped": 0, "fact_ids": []}
+            results.append({**_batch_fields(failed), "status": "failed"})
+            continue
+        applied = _apply(character=character, segment=segment, facts=facts, language=language)
+        results.append({**_batch_fields(applied), "status": "ok"})
+    failed_count = sum(r["status"] == "failed" for r in results)
+    logger.info("scoped_history %s: %d segments, %d failed", name, len(results), failed_count)
     return _ok({"status": "processed", "segments": results, "trust": TRUST_NOTHING})

@@ -98,3 +98,9 @@ def _enqueue_next_tick() -> None:
         )
     except Exception:
         logger.exception("could not enqueue the next backfill tick; the schedule runs it within a minute")
+
+
+def scoped_write_keys_prune_task() -> int:
+    from recall.services import scoped_write_keys_prune
+
+    return scoped_write_keys_prune()

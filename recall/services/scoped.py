@@ -8,7 +8,8 @@ with its tombstone, and the subject registry (locale, display name, last write).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,7 +28,7 @@ from persona.selectors import (
     scoped_section_header,
 )
 from persona.services import persona_mentions_record, persona_subject_display_name_set, persona_subject_forget
-from recall.models import SubjectForgetEpoch, SubjectRecord
+from recall.models import ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
 from reflections.models import Reflection
 from reflections.selectors import reflections_of_subjects
 from reflections.services import reflections_subject_forget
@@ -35,6 +36,7 @@ from reflections.services import reflections_subject_forget
 # One budget for the whole group context, spent in the order of ``subjects``: the group first, then
 # the members the caller ranked, so a long-known member cannot crowd out the group itself.
 SCOPED_CONTEXT_TOKENS = PERSONA_TOKENS
+KEYS_KEPT_DAYS = 365
 _CONTEXT_STATUSES = (Reflection.Status.PENDING, Reflection.Status.CONFIRMED, Reflection.Status.PROMOTED)
 
 
@@ -174,3 +176,50 @@ def scoped_forget(
         )
         SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys).delete()
     return Forgotten(subject=subject, forgotten_subjects=keys, counts=counts)
+
+
+# --- keyed retries (reference §1.6) ------------------------------------------------------------------------
+
+
+class KeyReused(ValueError):
+    """The same ``idempotency_key`` with a different request (a 422)."""
+
+
+def scoped_write_key_begin(*, character_id: int, key: str, fingerprint: str) -> ScopedWriteKey:
+    """The key's row, created pending on first use; raises KeyReused when the fingerprint differs."""
+    with transaction.atomic():
+        lock_character(character_id)
+        row, _ = ScopedWriteKey.objects.get_or_create(
+            character_id=character_id,
+            key=key,
+            defaults={"fingerprint": fingerprint, "created_at": timezone.now()},
+        )
+    if row.fingerprint != fingerprint:
+        raise KeyReused("idempotency_key was used for a different request")
+    return row
+
+
+def scoped_write_key_journal(*, row: ScopedWriteKey, generated: list[list[dict[str, Any]]]) -> None:
+    """Journal what the model extracted before anything is applied: a retry resumes from here."""
+    ScopedWriteKey.objects.filter(pk=row.pk, generated__isnull=True).update(generated=generated)
+    row.refresh_from_db(fields=["generated"])
+
+
+def scoped_write_key_finish(*, row: ScopedWriteKey, answer: dict[str, Any]) -> None:
+    ScopedWriteKey.objects.filter(pk=row.pk).update(status=ScopedWriteKey.Status.DONE, answer=answer)
+
+
+def scoped_write_is_stale(*, character_id: int, subject_key: str, epoch: int) -> bool:
+    """A keyed write whose epoch for the subject is below its forget tombstone is dropped."""
+    tomb = (
+        SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject_key)
+        .values_list("epoch", flat=True)
+        .first()
+    )
+    return tomb is not None and epoch < tomb
+
+
+def scoped_write_keys_prune(*, now: datetime | None = None) -> int:
+    """Keys are kept for a year."""
+    cutoff = (now or timezone.now()) - timedelta(days=KEYS_KEPT_DAYS)
+    return ScopedWriteKey.objects.filter(created_at__lt=cutoff).delete()[0]
