@@ -79,11 +79,14 @@ class SubjectRecord(models.Model):
 
 class SubjectForgetEpoch(models.Model):
     """A ``scoped_forget`` tombstone: the highest forget epoch recorded for a subject key (epochs only
-    rise); a keyed write with a lower epoch for that subject is stale and dropped."""
+    rise; null when it was only ever forgotten without one), and a generation counting every forget.
+    A keyed write with a lower epoch is stale; an unkeyed write whose extraction a forget overtook
+    (the generation moved) is dropped."""
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="subject_forget_epochs")
     subject_key = models.CharField(max_length=KEY_MAX)
-    epoch = models.PositiveBigIntegerField()
+    epoch = models.PositiveBigIntegerField(null=True, blank=True)
+    generation = models.PositiveIntegerField(default=0)
     forgotten_at = models.DateTimeField()
 
     class Meta:

@@ -31,6 +31,7 @@ from recall.services import (
     scoped_write_key_begin,
     scoped_write_key_finish,
     scoped_write_key_journal,
+    subject_forget_generation,
     subject_record_touch,
 )
 from recent.selectors import history_message_text, parse_history
@@ -478,6 +479,11 @@ def _keyed_history(
     return _ok(answer)
 
 
+def _generation(character: Character, segment: _Segment) -> int:
+    # Read before the model is asked and again before the write: a forget in between wins.
+    return subject_forget_generation(character_id=character.pk, subject_key=segment.subject.key)
+
+
 def _duplicate(answer: dict[str, Any]) -> dict[str, Any]:
     """A finished key's answer again: nothing created this time, and a null trust block."""
     again = {**answer, "duplicate": True, "created": 0, "trust": None}
@@ -512,24 +518,32 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
             character=character, keyed=keyed, segments=segments, language=language, batched=batched
         )
     if not batched:
+        generation = _generation(character, segments[0])
         try:
             facts = _extract(character=character, segment=segments[0], language=language)
         except ScopedExtractionFailed:
             logger.warning("scoped_history %s: extraction failed", name)
             return _detail("scoped fact extraction failed; retry later", status=502)
-        result = _apply(character=character, segment=segments[0], facts=facts, language=language)
+        overtaken = _generation(character, segments[0]) != generation
+        result = _apply(
+            character=character, segment=segments[0], facts=facts, language=language, stale=overtaken
+        )
         logger.info("scoped_history %s: %d created", name, result["created"])
         return _ok({"status": "processed", **result, "trust": TRUST_NOTHING})
     # One extraction per segment: a failed one is reported at its position and only it is retried.
     results = []
     for segment in segments:
+        generation = _generation(character, segment)
         try:
             facts = _extract(character=character, segment=segment, language=language)
         except ScopedExtractionFailed:
             failed = {"subject": segment.subject.as_dict(), "created": 0, "dropped": 0, "fact_ids": []}
             results.append({**_batch_fields(failed), "status": "failed"})
             continue
-        applied = _apply(character=character, segment=segment, facts=facts, language=language)
+        overtaken = _generation(character, segment) != generation
+        applied = _apply(
+            character=character, segment=segment, facts=facts, language=language, stale=overtaken
+        )
         results.append({**_batch_fields(applied), "status": "ok"})
     failed_count = sum(r["status"] == "failed" for r in results)
     logger.info("scoped_history %s: %d segments, %d failed", name, len(results), failed_count)

@@ -498,5 +498,7 @@ def forget_epochs_read(*, character_id: int | None, subject_keys: list[str]) -> 
     """The tombstones of these subject keys; keys never forgotten with an epoch are absent."""
     if character_id is None:
         return {}
-    rows = SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key__in=subject_keys)
-    return dict(rows.values_list("subject_key", "epoch"))
+    rows = SubjectForgetEpoch.objects.filter(
+        character_id=character_id, subject_key__in=subject_keys, epoch__isnull=False
+    )
+    return {key: epoch for key, epoch in rows.values_list("subject_key", "epoch") if epoch is not None}

@@ -15,6 +15,7 @@ from recall.services.scoped import (
     scoped_write_key_finish,
     scoped_write_key_journal,
     scoped_write_keys_prune,
+    subject_forget_generation,
     subject_record_touch,
 )
 
@@ -36,5 +37,6 @@ __all__ = [
     "scoped_write_key_finish",
     "scoped_write_key_journal",
     "scoped_write_keys_prune",
+    "subject_forget_generation",
     "subject_record_touch",
 ]

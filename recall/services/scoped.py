@@ -155,17 +155,20 @@ def scoped_forget(
     # a failure finds no tombstone and erases again.
     with transaction.atomic():
         lock_character(character_id)
-        if forget_epoch is not None:
-            tomb = SubjectForgetEpoch.objects.filter(
-                character_id=character_id, subject_key=subject.key
-            ).first()
-            if tomb is not None and tomb.epoch >= forget_epoch:
-                return Forgotten(subject=subject, duplicate=True, forgotten_subjects=keys)
-            SubjectForgetEpoch.objects.update_or_create(
-                character_id=character_id,
-                subject_key=subject.key,
-                defaults={"epoch": forget_epoch, "forgotten_at": now},
-            )
+        tomb = SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject.key).first()
+        if (
+            forget_epoch is not None
+            and tomb is not None
+            and tomb.epoch is not None
+            and tomb.epoch >= forget_epoch
+        ):
+            return Forgotten(subject=subject, duplicate=True, forgotten_subjects=keys)
+        if tomb is None:
+            tomb = SubjectForgetEpoch(character_id=character_id, subject_key=subject.key)
+        tomb.epoch = forget_epoch if forget_epoch is not None else tomb.epoch
+        tomb.generation += 1
+        tomb.forgotten_at = now
+        tomb.save()
         counts = dict(facts_subject_forget(character_id=character_id, subject_keys=keys))
         counts["reflections"] = reflections_subject_forget(character_id=character_id, subject_keys=keys)
         counts.update(persona_subject_forget(character_id=character_id, subject_keys=keys))
@@ -217,6 +220,16 @@ def scoped_write_is_stale(*, character_id: int, subject_key: str, epoch: int) ->
         .first()
     )
     return tomb is not None and epoch < tomb
+
+
+def subject_forget_generation(*, character_id: int, subject_key: str) -> int:
+    """How many times the subject was forgotten: read before an extraction, compared before its write."""
+    row = (
+        SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject_key)
+        .values_list("generation", flat=True)
+        .first()
+    )
+    return row or 0
 
 
 def scoped_write_keys_prune(*, now: datetime | None = None) -> int:

@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from facts.models import Fact
@@ -103,3 +104,26 @@ def test_keys_are_kept_for_a_year(internal_client, llm_server) -> None:
     assert scoped_write_keys_prune(now=timezone.now() + timedelta(days=300)) == 0
     assert scoped_write_keys_prune(now=timezone.now() + timedelta(days=366)) == 1
     assert not ScopedWriteKey.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unkeyed_write_overtaken_by_a_forget_is_dropped(internal_client, llm_server) -> None:
+    def forget_while_extracting(_: Any) -> Any:
+        # The plugin forgets the member while the digest is still with the model.
+        forgot = post(
+            Client(HTTP_AUTHORIZATION=internal_client.defaults["HTTP_AUTHORIZATION"]),
+            "scoped_forget",
+            {"subject": ALICE},
+        )
+        assert forgot.status_code == 200
+        return facts_reply("Alice 下周去东京")
+
+    post(internal_client, "scoped_facts", {"subject": ALICE, "facts": [{"text": "Alice 喜欢猫"}]})
+    llm_server.script(forget_while_extracting)
+    body = {"input_history": history(("human", "我下周去东京")), "subject": ALICE, "speaker_label": "Alice"}
+    answer = post(internal_client, "scoped_history", body).json()
+    assert answer["status"] == "processed" and answer["created"] == 0
+    assert not Fact.with_subjects.exists()
+    # Forgotten without an epoch: no fence to read back.
+    epochs = internal_client.get("/internal/memory/Mio/forget_epochs", {"subject": [ALICE_KEY]}).json()
+    assert epochs == {"epochs": {}}
