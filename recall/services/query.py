@@ -160,16 +160,18 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             raw_written=character.raw_written,
         )
         candidates_total = len(index)
+        # Filtered before ranking, so a busy group's rows never crowd the master's out of the top k.
+        subjects = frozenset(request.subjects) if request.subjects else None
         if window is not None and not query:
             mode = "time"
-            hits = index.by_time(window, limit=config.total)
+            hits = index.by_time(window, limit=config.total, subjects=subjects)
         elif query:
             # query + parsed time → filter then rank; unparsable time → semantic only (§4.5).
             mode = "hybrid+time" if window is not None else "hybrid"
-            hits = index.search(query, config=config, query_vector=qvec, window=window)
+            hits = index.search(query, config=config, query_vector=qvec, window=window, subjects=subjects)
             if window is not None and len(hits) < config.total:
                 hits = _filled_from_window(
-                    hits, index.by_time(window, limit=config.total), total=config.total
+                    hits, index.by_time(window, limit=config.total, subjects=subjects), total=config.total
                 )
         hits = _subject_filter(hits, request.subjects)
         vectors_state = vectors.state

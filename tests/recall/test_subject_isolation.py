@@ -121,3 +121,24 @@ def test_export_and_import_carry_subjects(internal_client, mio, tmp_path: Path) 
     assert "alice" not in dialog and "master private strawberry cake" in dialog
     text = post(internal_client, "scoped_context", {"subjects": [ALICE]}, name="Rin").content.decode()
     assert "alice persona strawberry" in text
+
+
+def test_a_busy_group_never_crowds_the_master_out_of_recall(client, internal_client) -> None:
+    character = cast(Character, CharacterFactory(name="Mio"))
+    Fact.objects.bulk_create(
+        Fact(
+            character=character,
+            fact_id=f"fact_20260101000000_{n:08x}",
+            text=text,
+            hash=f"{n:016x}",
+            created_at=character.created_at,
+        )
+        for n, text in enumerate(
+            ["the master bakes lemon cake on sundays", *(f"unrelated private note {n}" for n in range(100))]
+        )
+    )
+    many = [f"lemon cake lemon cake number {n}" for n in range(32)]
+    store(internal_client, BOB, *many)
+    texts = recall(client, {"query": "lemon cake"})
+    assert texts == ["the master bakes lemon cake on sundays"]
+    assert len(recall(client, {"query": "lemon cake", "subjects": [BOB]})) > 1
