@@ -110,6 +110,11 @@ class ScopedWriteKey(models.Model):
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="scoped_write_keys")
     key = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64)
+    subject_keys = models.TextField(
+        blank=True,
+        default="",
+        help_text="The request's subject keys, one per line with a newline on each side.",
+    )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     generated = models.JSONField(null=True, blank=True, help_text="Per segment: the extracted facts.")
     answer = models.JSONField(null=True, blank=True)

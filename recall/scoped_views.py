@@ -444,7 +444,12 @@ def _keyed_history(
     *, character: Character, keyed: _Keyed, segments: list[_Segment], language: str | None, batched: bool
 ) -> HttpResponse:
     try:
-        row = scoped_write_key_begin(character_id=character.pk, key=keyed.key, fingerprint=keyed.fingerprint)
+        row = scoped_write_key_begin(
+            character_id=character.pk,
+            key=keyed.key,
+            fingerprint=keyed.fingerprint,
+            subject_keys=[s.subject.key for s in segments],
+        )
     except KeyReused as exc:
         return _detail(str(exc))
     if row.status == row.Status.DONE and row.answer is not None:

@@ -36,7 +36,7 @@ from nekomem.statements import (
 from nekomem.textproc import message_text
 from persona.selectors import persona_subject_counts
 from recall.engine import Candidate
-from recall.models import RawTurnVector, SubjectForgetEpoch, SubjectRecord
+from recall.models import RawTurnVector, ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
 from recall.reflection_pool import reflection_candidates
 from recent.models import RawMessage
 from reflections.models import RECALL_POOL as REFLECTION_POOL
@@ -465,6 +465,11 @@ def scoped_subjects_list(*, character_id: int, platform: str) -> list[dict[str, 
         .annotate(n=Count("pk"))
     )
     records = {r.subject_key: r for r in SubjectRecord.objects.filter(character_id=character_id)}
+    staged = "".join(
+        ScopedWriteKey.objects.filter(
+            character_id=character_id, status=ScopedWriteKey.Status.PENDING
+        ).values_list("subject_keys", flat=True)
+    )
     rows = []
     for key in {*facts, *persona, *reflections, *records}:
         kind, _, subject_id = key.partition(":")
@@ -485,7 +490,7 @@ def scoped_subjects_list(*, character_id: int, platform: str) -> list[dict[str, 
                 "persona": bool(persona_counts["entries"] or persona_counts["sections"]),
                 "prompt_locale": bool(record is not None and record.prompt_locale),
                 "corrections": persona_counts["corrections"],
-                "staged": False,  # keyed writes are not staged by this server yet
+                "staged": f"\n{key}\n" in staged,
                 "last_write_at": last.isoformat() if last else None,
                 "archived": fact_counts["archived"] > 0 and fact_counts["active"] == 0,
             }

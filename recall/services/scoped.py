@@ -172,6 +172,12 @@ def scoped_forget(
         counts = dict(facts_subject_forget(character_id=character_id, subject_keys=keys))
         counts["reflections"] = reflections_subject_forget(character_id=character_id, subject_keys=keys)
         counts.update(persona_subject_forget(character_id=character_id, subject_keys=keys))
+        # A staged (pending) keyed write about the subject goes too; its retry meets the tombstone.
+        counts["staged"] = ScopedWriteKey.objects.filter(
+            character_id=character_id,
+            status=ScopedWriteKey.Status.PENDING,
+            subject_keys__contains=subject_keys_text([subject.key]),
+        ).delete()[0]
         counts["prompt_locale"] = (
             SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys)
             .exclude(prompt_locale="")
@@ -188,14 +194,25 @@ class KeyReused(ValueError):
     """The same ``idempotency_key`` with a different request (a 422)."""
 
 
-def scoped_write_key_begin(*, character_id: int, key: str, fingerprint: str) -> ScopedWriteKey:
+def subject_keys_text(keys: list[str]) -> str:
+    """Keys stored so that ``__contains="\n<key>\n"`` finds exactly one subject on every database."""
+    return "\n" + "\n".join(keys) + "\n" if keys else ""
+
+
+def scoped_write_key_begin(
+    *, character_id: int, key: str, fingerprint: str, subject_keys: list[str] | None = None
+) -> ScopedWriteKey:
     """The key's row, created pending on first use; raises KeyReused when the fingerprint differs."""
     with transaction.atomic():
         lock_character(character_id)
         row, _ = ScopedWriteKey.objects.get_or_create(
             character_id=character_id,
             key=key,
-            defaults={"fingerprint": fingerprint, "created_at": timezone.now()},
+            defaults={
+                "fingerprint": fingerprint,
+                "created_at": timezone.now(),
+                "subject_keys": subject_keys_text(subject_keys or []),
+            },
         )
     if row.fingerprint != fingerprint:
         raise KeyReused("idempotency_key was used for a different request")

@@ -127,3 +127,13 @@ def test_an_unkeyed_write_overtaken_by_a_forget_is_dropped(internal_client, llm_
     # Forgotten without an epoch: no fence to read back.
     epochs = internal_client.get("/internal/memory/Mio/forget_epochs", {"subject": [ALICE_KEY]}).json()
     assert epochs == {"epochs": {}}
+
+
+def test_a_staged_keyed_write_is_listed_and_forgotten_with_its_subject(internal_client, llm_server) -> None:
+    llm_server.allow_unexpected = True  # unscripted: the provider fails, the key stays pending
+    assert post(internal_client, "scoped_history", keyed()).status_code == 502
+    post(internal_client, "scoped_facts", {"subject": ALICE, "facts": [{"text": "Alice 喜欢猫"}]})
+    rows = internal_client.get("/internal/memory/Mio/scoped_subjects", {"platform": "qq"}).json()["subjects"]
+    assert [r["staged"] for r in rows] == [True]
+    forgot = post(internal_client, "scoped_forget", {"subject": ALICE}).json()
+    assert forgot["staged"] == 1 and not ScopedWriteKey.objects.exists()
