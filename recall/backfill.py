@@ -67,7 +67,8 @@ class BackfillReport:
 def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) -> list[tuple[int, str]]:
     """(pk, text) of facts whose vector is missing or of another model (found by SQL); once there are
     none, those whose vector is of an older text (each text's fingerprint recomputed)."""
-    facts = Fact.objects.filter(character_id=character_id).order_by("pk")
+    # Group-chat subjects' facts are recalled too (``/query_memory`` with ``subjects``): they get vectors.
+    facts = Fact.with_subjects.filter(character_id=character_id).order_by("pk")
     missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
     stale = [
         (pk, text)
@@ -89,7 +90,9 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     """Characters with a fact lacking a vector of the current model (SQL pre-filter; the per-row text
     fingerprint check happens in ``facts_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    return list(Fact.objects.filter(missing).values_list("character_id", flat=True).distinct().order_by())
+    return list(
+        Fact.with_subjects.filter(missing).values_list("character_id", flat=True).distinct().order_by()
+    )
 
 
 def fact_vector_coverage(model_id: str) -> VectorCoverage:
@@ -97,7 +100,7 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
     report: one aggregate over the table, the same SQL test as ``characters_needing_vectors`` (a text
     rewritten since its vector was computed is caught by the backfill's own fingerprint check)."""
     counts = (
-        Fact.objects.exclude(text="")
+        Fact.with_subjects.exclude(text="")
         .order_by()
         .aggregate(
             total=Count("pk"),
