@@ -19,13 +19,13 @@ from nekomem.timestamps import parse_iso
 
 def replay_fact_added(character_id: int, payload: dict[str, Any]) -> None:
     """Idempotent: insert the snapshot when missing; an existing row keeps its own state."""
-    if Fact.objects.filter(character_id=character_id, fact_id=payload.get("id")).exists():
+    if Fact.with_subjects.filter(character_id=character_id, fact_id=payload.get("id")).exists():
         return
     fact_from_file_dict(payload, character_id=character_id, archived=False).save(force_insert=True)
 
 
 def replay_fact_absorbed(character_id: int, payload: dict[str, Any]) -> None:
-    Fact.objects.filter(character_id=character_id, fact_id__in=payload.get("fact_ids", [])).update(
+    Fact.with_subjects.filter(character_id=character_id, fact_id__in=payload.get("fact_ids", [])).update(
         absorbed=True
     )
 
@@ -33,7 +33,7 @@ def replay_fact_absorbed(character_id: int, payload: dict[str, Any]) -> None:
 def replay_fact_archived(character_id: int, payload: dict[str, Any]) -> None:
     archived_at = payload.get("archived_at")
     when = parse_iso(archived_at) or timezone.now()
-    Fact.objects.filter(
+    Fact.with_subjects.filter(
         character_id=character_id, fact_id__in=payload.get("fact_ids", []), archived=False
     ).update(archived=True, archived_at=when)
 

@@ -4,6 +4,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from nekomem.characters.models import Character
+from nekomem.subjects import KEY_MAX, PrivateRowsManager
 
 FACT_SCHEMA_VERSION = 2
 RECALL_POOL = "fact"  # how memory-change log rows name a fact (by its primary key)
@@ -66,6 +67,17 @@ class Fact(models.Model):
     )
     updated_at = models.DateTimeField(auto_now=True)
 
+    subject_key = models.CharField(
+        max_length=KEY_MAX,
+        blank=True,
+        default="",
+        help_text="<kind>:<subject_id> of a group-chat subject; '' = private.",
+    )
+
+    # The default manager hides group-chat subjects' rows (nekomem.subjects); with_subjects sees all.
+    objects = PrivateRowsManager["Fact"]()
+    with_subjects = models.Manager["Fact"]()
+
     class Meta:
         ordering = ["character", "created_at", "id"]
         constraints = [
@@ -75,6 +87,7 @@ class Fact(models.Model):
             ),
         ]
         indexes = [
+            models.Index(fields=["character", "subject_key"], name="fact_char_subject"),
             models.Index(fields=["character", "archived", "absorbed"], name="fact_char_arch_abs"),
             models.Index(fields=["character", "hash"], name="fact_char_hash"),
             models.Index(fields=["character", "event_start_at"], name="fact_char_event_start"),

@@ -41,7 +41,7 @@ from nekomem.statements import instances_insert
 
 BATCH = 2000
 # Compared to decide whether a re-imported entry changes anything (idempotent import).
-_FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra")
+_FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra", "subject_key")
 _ONE_WAY = ("absorbed", "signal_processed", "archived")
 
 
@@ -70,7 +70,7 @@ def _keep_one_way(fact: Fact, before: Fact) -> None:
 
 
 def _existing(*, character_id: int, fact_ids: list[str]) -> dict[str, Fact]:
-    facts = Fact.objects.filter(character_id=character_id)
+    facts = Fact.with_subjects.filter(character_id=character_id)
     # A long IN list is slower (and hits SQLite's variable limit) than reading the whole character.
     if len(fact_ids) <= 900:
         facts = facts.filter(fact_id__in=fact_ids)
@@ -109,13 +109,13 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     facts_tokenize(retokenize, stop_names=stop_names)
     instances_insert(Fact, new)
     if new:  # the index rows need the new primary keys
-        known = Fact.objects.filter(character_id=character.pk)
+        known = Fact.with_subjects.filter(character_id=character.pk)
         if len(new) <= 900:  # a few new facts in a large character: not every key of it
             known = known.filter(fact_id__in=[f.fact_id for f in new])
         pks = dict(known.values_list("fact_id", "pk"))
         for fact in new:
             fact.pk = pks[fact.fact_id]
-    Fact.objects.bulk_update(
+    Fact.with_subjects.bulk_update(
         changed, [*_FIELDS, "archived_at", "updated_at", "dedup_tokens", "dedup_key"], batch_size=BATCH
     )
     for i in range(0, len(retokenize), 900):
@@ -131,7 +131,7 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
 
 
 def _export(character: Character, path: Path, *, archived: bool) -> int | None:
-    facts = Fact.objects.filter(character_id=character.pk, archived=archived).order_by("pk")
+    facts = Fact.with_subjects.filter(character_id=character.pk, archived=archived).order_by("pk")
     total = facts.count()
     # pk order is insertion order, so an imported file comes back in its own order.
     records: list[dict[str, Any]] = [
@@ -142,7 +142,7 @@ def _export(character: Character, path: Path, *, archived: bool) -> int | None:
 
 def _stamp(character: Character, *, archived: bool) -> tuple[object, ...]:
     """Changes whenever the file's export would: every write of a fact stamps ``updated_at``."""
-    rows = Fact.objects.filter(character_id=character.pk, archived=archived)
+    rows = Fact.with_subjects.filter(character_id=character.pk, archived=archived)
     found = rows.aggregate(count=Count("pk"), last=Max("pk"), changed=Max("updated_at"))
     return (found["count"], found["last"], found["changed"].isoformat() if found["changed"] else None)
 
@@ -264,9 +264,8 @@ def _write_pairs(character: Character, incoming: dict[frozenset[str], FactDedupP
     hold leaves that side's key null, and arbitration closes the pair as ``fact_gone``."""
     unchanged = 0
     fact_ids = {fid for pair in incoming.values() for fid in (pair.candidate_fact_id, pair.existing_fact_id)}
-    pks = dict(
-        Fact.objects.filter(character_id=character.pk, fact_id__in=fact_ids).values_list("fact_id", "pk")
-    )
+    rows = Fact.with_subjects.filter(character_id=character.pk, fact_id__in=fact_ids)
+    pks = dict(rows.values_list("fact_id", "pk"))
     known = {
         _pair_key(p.candidate_fact_id, p.existing_fact_id): p
         for p in FactDedupPair.objects.filter(character_id=character.pk)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from django.db.models import QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from facts.models import ExtractionCursor, Fact, FactDedupPair
 
@@ -127,3 +127,27 @@ def characters_with_pending_pairs() -> list[int]:
 
 def extraction_cursor(*, character_id: int) -> ExtractionCursor | None:
     return ExtractionCursor.objects.filter(character_id=character_id).first()
+
+
+def facts_of_subjects(*, character_id: int, subject_keys: list[str]) -> QuerySet[Fact]:
+    """A group-chat subject's facts (active and archived); the default manager never returns them."""
+    return Fact.with_subjects.filter(character_id=character_id, subject_key__in=subject_keys).order_by(
+        "created_at", "pk"
+    )
+
+
+def fact_subject_counts(*, character_id: int) -> dict[str, dict[str, Any]]:
+    """Per subject key: active and archived fact counts and the newest write."""
+    rows = (
+        Fact.with_subjects.filter(character_id=character_id)
+        .exclude(subject_key="")
+        .values("subject_key", "archived")
+        .annotate(n=Count("pk"), last=Max("created_at"))
+    )
+    counts: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = counts.setdefault(row["subject_key"], {"active": 0, "archived": 0, "last": None})
+        entry["archived" if row["archived"] else "active"] += row["n"]
+        if entry["last"] is None or row["last"] > entry["last"]:
+            entry["last"] = row["last"]
+    return counts

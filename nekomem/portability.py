@@ -251,7 +251,7 @@ def rows_upsert(
     for keys in chunked([getattr(row, key) for row in incoming]):
         existing.update(
             (getattr(row, key), row)
-            for row in model._default_manager.filter(character_id=character.pk, **{f"{key}__in": keys})
+            for row in model._base_manager.filter(character_id=character.pk, **{f"{key}__in": keys})
         )
     new: list[Row] = []
     changed: dict[Any, Row] = {}
@@ -270,8 +270,8 @@ def rows_upsert(
             setattr(current, name, getattr(row, name))
         if current.pk is not None:
             changed[current.pk] = current
-    model._default_manager.bulk_create(new, batch_size=1000)
-    model._default_manager.bulk_update(list(changed.values()), list(fields), batch_size=1000)
+    model._base_manager.bulk_create(new, batch_size=1000)
+    model._base_manager.bulk_update(list(changed.values()), list(fields), batch_size=1000)
     result = ImportResult(created=len(new), updated=len(changed), unchanged=unchanged)
     if not pool:
         return result

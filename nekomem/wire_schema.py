@@ -70,7 +70,14 @@ COMPONENTS: dict[str, Json] = {
         "properties": {
             "query": {"type": "string"},
             "time": {"type": "string"},
-            "subjects": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "subjects": {
+                "type": "array",
+                "description": "group chat: 1..8 subjects ({subject_kind, subject_id, scope?} or the key "
+                "<kind>:<subject_id>); only their rows, never private ones. Omitted: private memory only.",
+                "items": {"oneOf": [{"type": "string"}, {"type": "object"}]},
+                "minItems": 1,
+                "maxItems": 8,
+            },
             "language": {"type": "string"},
             "config": {"type": "string"},
             "explain": {"type": "boolean"},
@@ -251,6 +258,64 @@ WIRE_PATHS: dict[str, Json] = {
             },
             body="LanguageChoice",
         ),
+    },
+    **{
+        f"/internal/memory/{{name}}/{route}": {
+            method: _operation(
+                f"wire_{route}",
+                summary,
+                {"200": TEXT if route == "scoped_context" else _json("WireObject", "answer")},
+                body=None if method == "get" else "WireObject",
+                parameters=[NAME_PARAMETER] if method == "post" else [NAME_PARAMETER, *query],
+                secret=True,
+            )
+        }
+        for route, method, summary, query in (
+            (
+                "scoped_facts",
+                "post",
+                "Group chat: store {subject, facts (1..32), language?, display_name?}",
+                [],
+            ),
+            (
+                "scoped_history",
+                "post",
+                "Group chat: extract facts about {subject} from {input_history, speaker_label?, speaker_id?, "
+                "display_name?, language?}; 502 when extraction fails (keep the buffer and retry)",
+                [],
+            ),
+            (
+                "scoped_context",
+                "post",
+                "Group chat: persona and reflections of {subjects (1..8)}, text/plain",
+                [],
+            ),
+            ("scoped_mentions", "post", "Group chat: count mentions {response_text, subjects}", []),
+            (
+                "scoped_forget",
+                "post",
+                "Group chat: erase {subject, forget_epoch?} everywhere; idempotent",
+                [],
+            ),
+            (
+                "scoped_subjects",
+                "get",
+                "Group chat: the subjects of one platform",
+                [{"name": "platform", "in": "query", "required": True, "schema": {"type": "string"}}],
+            ),
+            (
+                "forget_epochs",
+                "get",
+                "Group chat: forget tombstones of subject keys",
+                [
+                    {
+                        "name": "subject",
+                        "in": "query",
+                        "schema": {"type": "array", "items": {"type": "string"}},
+                    }
+                ],
+            ),
+        )
     },
     "/internal/memory/{name}/theater/stories": {
         "get": _operation(

@@ -30,7 +30,7 @@ from persona.services.records import entry_from_file_dict
 def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:
     """Idempotent: the event carries the whole entry, so replay writes it as it was (or removes it)."""
     raw = payload.get("entry") or {}
-    existing = PersonaEntry.objects.filter(character_id=character_id, entry_id=raw.get("id")).first()
+    existing = PersonaEntry.with_subjects.filter(character_id=character_id, entry_id=raw.get("id")).first()
     if payload.get("removed"):
         if existing is not None:
             existing.delete()
@@ -46,7 +46,9 @@ def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:
 
 
 def replay_entry_evidence(character_id: int, payload: dict[str, Any]) -> None:
-    entry = PersonaEntry.objects.filter(character_id=character_id, entry_id=payload.get("entry_id")).first()
+    entry = PersonaEntry.with_subjects.filter(
+        character_id=character_id, entry_id=payload.get("entry_id")
+    ).first()
     if entry is None:
         return
     entry.reinforcement = float(payload.get("reinforcement", entry.reinforcement))
@@ -63,7 +65,7 @@ def replay_correction_queued(character_id: int, payload: dict[str, Any]) -> None
         payload.get("new_text") or "",
         payload.get("entity") or "",
     )
-    PersonaCorrection.objects.get_or_create(
+    PersonaCorrection.with_subjects.get_or_create(
         character_id=character_id,
         dedup_key=correction_key(old, new, entity, payload.get("extra") or {}),
         defaults={
@@ -83,7 +85,7 @@ def replay_correction_resolved(character_id: int, payload: dict[str, Any]) -> No
         payload.get("entity") or "",
         payload.get("extra") or {},
     )
-    PersonaCorrection.objects.filter(character_id=character_id, dedup_key=key).delete()
+    PersonaCorrection.with_subjects.filter(character_id=character_id, dedup_key=key).delete()
 
 
 def replay_mention(character_id: int, payload: dict[str, Any]) -> None:

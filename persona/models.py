@@ -5,6 +5,7 @@ from django.db import models
 
 from nekomem.characters.models import Character
 from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
+from nekomem.subjects import KEY_MAX, PrivateRowsManager
 
 # How memory-change log rows name a persona entry whose vector the backfill wrote. Persona is in no
 # recall pool (reference §4.1): recall skips these rows; they record what the backfill did.
@@ -19,9 +20,20 @@ class PersonaSection(models.Model):
     """
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="persona_sections")
-    key = models.CharField(max_length=200)
+    key = models.CharField(max_length=KEY_MAX)
     position = models.PositiveIntegerField(default=0)
     extra = models.JSONField(default=dict, blank=True)
+
+    subject_key = models.CharField(
+        max_length=KEY_MAX,
+        blank=True,
+        default="",
+        help_text="<kind>:<subject_id> of a group-chat subject; '' = private.",
+    )
+
+    # The default manager hides group-chat subjects' rows (nekomem.subjects); with_subjects sees all.
+    objects = PrivateRowsManager["PersonaSection"]()
+    with_subjects = models.Manager["PersonaSection"]()
 
     class Meta:
         ordering = ["character", "position", "pk"]
@@ -41,7 +53,7 @@ class PersonaEntry(EvidenceFields, MentionFields, VectorCacheFields, ArchivedFie
     """
 
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="persona_entries")
-    section = models.CharField(max_length=200, help_text="The persona.json key the entry lives under.")
+    section = models.CharField(max_length=KEY_MAX, help_text="The persona.json key the entry lives under.")
     position = models.PositiveIntegerField(default=0, help_text="Order within the section (file order).")
     entry_id = models.CharField(max_length=120)
     text = models.TextField()
@@ -63,12 +75,24 @@ class PersonaEntry(EvidenceFields, MentionFields, VectorCacheFields, ArchivedFie
     extra = models.JSONField(default=dict, blank=True, help_text="Unknown keys of imported entries.")
     updated_at = models.DateTimeField(auto_now=True)
 
+    subject_key = models.CharField(
+        max_length=KEY_MAX,
+        blank=True,
+        default="",
+        help_text="<kind>:<subject_id> of a group-chat subject; '' = private.",
+    )
+
+    # The default manager hides group-chat subjects' rows (nekomem.subjects); with_subjects sees all.
+    objects = PrivateRowsManager["PersonaEntry"]()
+    with_subjects = models.Manager["PersonaEntry"]()
+
     class Meta:
         ordering = ["character", "section", "position", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["character", "entry_id"], name="persona_entry_unique_id"),
         ]
         indexes = [
+            models.Index(fields=["character", "subject_key"], name="persona_entry_subject"),
             models.Index(fields=["character", "archive_shard_path", "section"], name="persona_entry_live"),
         ]
 
@@ -92,6 +116,17 @@ class PersonaCorrection(models.Model):
     )
     dedup_key = models.CharField(max_length=64, help_text="sha256 of old text, new text, entity and scope")
     extra = models.JSONField(default=dict, blank=True, help_text="Scoped subject and speaker fields.")
+
+    subject_key = models.CharField(
+        max_length=KEY_MAX,
+        blank=True,
+        default="",
+        help_text="<kind>:<subject_id> of a group-chat subject; '' = private.",
+    )
+
+    # The default manager hides group-chat subjects' rows (nekomem.subjects); with_subjects sees all.
+    objects = PrivateRowsManager["PersonaCorrection"]()
+    with_subjects = models.Manager["PersonaCorrection"]()
 
     class Meta:
         ordering = ["character", "pk"]

@@ -28,6 +28,7 @@ from nekomem.portability import (
     write_json,
     write_records,
 )
+from nekomem.subjects import subject_key_from_extra, subject_key_from_section
 from persona.models import PersonaArchiveShard, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.selectors import persona_corrections_list, persona_file_view, persona_in_shards, persona_state
 from persona.services.entries import card_sha, correction_key
@@ -75,7 +76,13 @@ def _parse_persona(path: Path, data: Any) -> tuple[list[PersonaSection], list[Pe
             continue
         extra = {k: v for k, v in body.items() if k != "facts"}
         sections.append(
-            PersonaSection(character_id=UNBOUND_CHARACTER, key=key, position=position, extra=extra)
+            PersonaSection(
+                character_id=UNBOUND_CHARACTER,
+                key=key,
+                position=position,
+                extra=extra,
+                subject_key=subject_key_from_section(key),
+            )
         )
         for index, raw in enumerate(facts):
             try:
@@ -116,7 +123,7 @@ def write_persona(
     written = _upsert_entries(character, entries)
     created, updated, unchanged = written.created, written.updated, written.unchanged
     for section in sections:
-        current = PersonaSection.objects.filter(character_id=character.pk, key=section.key).first()
+        current = PersonaSection.with_subjects.filter(character_id=character.pk, key=section.key).first()
         if current is None:
             section.character_id = character.pk
             section.save()
@@ -132,7 +139,7 @@ def write_persona(
 
 
 def export_persona(character: Character, path: Path) -> int | None:
-    view = persona_file_view(character_id=character.pk)
+    view = persona_file_view(character_id=character.pk, with_subjects=True)
     count = sum(len(body.get("facts") or []) for key, body in view.items() if key != META_SECTION)
     if not count and not path.exists():
         return None
@@ -179,7 +186,7 @@ def _shard_date(name: str) -> datetime:
 
 def _shards_recount(*, character_id: int) -> None:
     sizes = (
-        PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False)
+        PersonaEntry.with_subjects.filter(character_id=character_id, archive_shard_path__isnull=False)
         .values_list("archive_shard_path")
         .annotate(n=Count("pk"))
         .values_list("archive_shard_path", "n")
@@ -250,6 +257,7 @@ def _correction_from_file_dict(raw: Any) -> PersonaCorrection:
         resolve_attempts=attempts,
         dedup_key=correction_key(raw["old_text"], raw["new_text"], raw["entity"], extra),
         extra=extra,
+        subject_key=subject_key_from_extra(extra),
     )
 
 
@@ -269,7 +277,10 @@ def read_corrections(path: Path) -> list[PersonaCorrection]:
 def write_corrections(character: Character, incoming: list[PersonaCorrection]) -> ImportResult:
     created = unchanged = updated = 0
     # A pair the resolver dropped is known too: the file cannot bring it back a second time.
-    known = {c.dedup_key: c for c in persona_corrections_list(character_id=character.pk, dropped_too=True)}
+    known = {
+        c.dedup_key: c
+        for c in persona_corrections_list(character_id=character.pk, dropped_too=True, with_subjects=True)
+    }
     for row in incoming:
         current = known.get(row.dedup_key)
         if current is None:
@@ -288,7 +299,11 @@ def write_corrections(character: Character, incoming: list[PersonaCorrection]) -
 
 def export_corrections(character: Character, path: Path) -> int | None:
     return write_records(
-        path, [correction_to_file_dict(c) for c in persona_corrections_list(character_id=character.pk)]
+        path,
+        [
+            correction_to_file_dict(c)
+            for c in persona_corrections_list(character_id=character.pk, with_subjects=True)
+        ],
     )
 
 

@@ -294,3 +294,8 @@ def _render(*, character: Character, language: str, now: datetime) -> str:
         lines = [f"- {text}" for text in suppressed_texts[:SUPPRESSED_MAX]]
         blocks.append("\n".join([_t(language, "suppressed", ai=ai), *lines]))
     return "\n\n".join(blocks)
+
+
+def scoped_section_header(*, language: str, subject: str) -> str:
+    """The header of a group-chat subject's block in ``scoped_context`` (the ``@`` section header)."""
+    return _t(language, "scoped", subject=subject)

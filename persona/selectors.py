@@ -5,16 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from nekomem.runtime.status import VectorCoverage
 from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
-from persona.rendering import long_term_memory_markdown, rendered_forget, settings_text
+from persona.rendering import (
+    PERSONA_TOKENS,
+    long_term_memory_markdown,
+    rendered_forget,
+    scoped_section_header,
+    settings_text,
+)
 from persona.services.mentions import suppression_active
 from persona.services.records import entry_to_file_dict
 
 __all__ = [
+    "PERSONA_TOKENS",
     "characters_with_unvectored_persona",
     "entry_to_file_dict",
     "long_term_memory_markdown",
@@ -31,6 +38,7 @@ __all__ = [
     "persona_state",
     "persona_vector_coverage",
     "rendered_forget",
+    "scoped_section_header",
     "settings_text",
     "suppression_active",
 ]
@@ -75,19 +83,22 @@ def persona_entry_get(*, character_id: int, entry_id: str) -> PersonaEntry | Non
 
 
 def persona_in_shards(*, character_id: int) -> dict[str, list[PersonaEntry]]:
-    rows = PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
-        "pk"
-    )
+    rows = PersonaEntry.with_subjects.filter(
+        character_id=character_id, archive_shard_path__isnull=False
+    ).order_by("pk")
     shards: dict[str, list[PersonaEntry]] = {}
     for entry in rows:
         shards.setdefault(entry.archive_shard_path or "", []).append(entry)
     return shards
 
 
-def persona_corrections_list(*, character_id: int, dropped_too: bool = False) -> QuerySet[PersonaCorrection]:
+def persona_corrections_list(
+    *, character_id: int, dropped_too: bool = False, with_subjects: bool = False
+) -> QuerySet[PersonaCorrection]:
     """The queue (``persona_corrections.json``): pairs the resolver still tries (``dropped_too``: and
-    those it gave up on)."""
-    rows = PersonaCorrection.objects.filter(character_id=character_id)
+    those it gave up on; ``with_subjects``: group-chat subjects' pairs too)."""
+    manager = PersonaCorrection.with_subjects if with_subjects else PersonaCorrection.objects
+    rows = manager.filter(character_id=character_id)
     return (rows if dropped_too else rows.filter(dropped_at__isnull=True)).order_by("pk")
 
 
@@ -102,13 +113,19 @@ def persona_state(*, character_id: int) -> PersonaState | None:
     return PersonaState.objects.filter(character_id=character_id).first()
 
 
-def persona_file_view(*, character_id: int) -> dict[str, dict[str, Any]]:
-    """``persona.json`` as the original holds it: sections in key order, entries in file order."""
+def persona_file_view(*, character_id: int, with_subjects: bool = False) -> dict[str, dict[str, Any]]:
+    """``persona.json`` as the original holds it: sections in key order, entries in file order; the
+    ``@subject/…`` sections only for export (``with_subjects``), never on an unscoped route."""
     view: dict[str, dict[str, Any]] = {}
-    for section in persona_sections(character_id=character_id):
+    sections = PersonaSection.with_subjects if with_subjects else PersonaSection.objects
+    entries = PersonaEntry.with_subjects if with_subjects else PersonaEntry.objects
+    for section in sections.filter(character_id=character_id).order_by("position", "pk"):
         view[section.key] = {**section.extra}
         view[section.key].setdefault("facts", [])
-    for entry in persona_entries_live(character_id=character_id):
+    live = entries.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
+        "position", "pk"
+    )
+    for entry in live:
         view.setdefault(entry.section, {"facts": []})["facts"].append(entry_to_file_dict(entry))
     return view
 
@@ -116,7 +133,9 @@ def persona_file_view(*, character_id: int) -> dict[str, dict[str, Any]]:
 def persona_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """The seeds event-log compaction writes for the persona view (reference §2.14): each entry as it
     stands, the snapshot a ``persona.fact_added`` replay writes back as it was."""
-    entries = PersonaEntry.objects.filter(character_id=character_id).order_by("section", "position", "pk")
+    entries = PersonaEntry.with_subjects.filter(character_id=character_id).order_by(
+        "section", "position", "pk"
+    )
     for entry in entries.iterator(chunk_size=1000):
         yield (
             "persona.fact_added",
@@ -142,3 +161,42 @@ def persona_vector_coverage(model_id: str) -> VectorCoverage:
     return vector_cache_coverage(
         PersonaEntry.objects.filter(archive_shard_path__isnull=True), model_id=model_id
     )
+
+
+def persona_entries_of_subjects(*, character_id: int, subject_keys: list[str]) -> QuerySet[PersonaEntry]:
+    """Live entries of group-chat subjects' sections; the default manager never returns them."""
+    return PersonaEntry.with_subjects.filter(
+        character_id=character_id, subject_key__in=subject_keys, archive_shard_path__isnull=True
+    ).order_by("position", "pk")
+
+
+def persona_subject_sections(*, character_id: int, subject_keys: list[str]) -> dict[str, PersonaSection]:
+    """The ``@subject/<key>`` section of each subject that has one, by subject key."""
+    rows = PersonaSection.with_subjects.filter(character_id=character_id, subject_key__in=subject_keys)
+    return {section.subject_key: section for section in rows}
+
+
+def persona_subject_counts(*, character_id: int) -> dict[str, dict[str, int]]:
+    """Per subject key: whether it has a section or entries, and its pending corrections."""
+    counts: dict[str, dict[str, int]] = {}
+    for key, n in (
+        PersonaEntry.with_subjects.filter(character_id=character_id)
+        .exclude(subject_key="")
+        .values_list("subject_key")
+        .annotate(n=Count("pk"))
+    ):
+        counts.setdefault(key, {"entries": 0, "sections": 0, "corrections": 0})["entries"] = n
+    for key in (
+        PersonaSection.with_subjects.filter(character_id=character_id)
+        .exclude(subject_key="")
+        .values_list("subject_key", flat=True)
+    ):
+        counts.setdefault(key, {"entries": 0, "sections": 0, "corrections": 0})["sections"] = 1
+    for key, n in (
+        PersonaCorrection.with_subjects.filter(character_id=character_id)
+        .exclude(subject_key="")
+        .values_list("subject_key")
+        .annotate(n=Count("pk"))
+    ):
+        counts.setdefault(key, {"entries": 0, "sections": 0, "corrections": 0})["corrections"] = n
+    return counts

@@ -64,3 +64,11 @@ class RecallConfig(AppConfig):
                 ),
             )
         )
+        register_schedule(
+            ScheduleSpec(
+                name="scoped-write-keys-prune",
+                func="recall.tasks.scoped_write_keys_prune_task",
+                minutes=24 * 60,
+                description="forget group-chat idempotency keys older than a year",
+            )
+        )

@@ -75,7 +75,8 @@ def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) 
     """(pk, text) of facts whose vector is missing or of another model (found by SQL); once there are
     none, those whose vector is of an older text (each text's fingerprint recomputed). Archived facts
     are left out: they are not in the cosine pool, and retention drops their vectors."""
-    facts = Fact.objects.filter(character_id=character_id, archived=False).order_by("pk")
+    # Group-chat subjects' facts are recalled too (``/query_memory`` with ``subjects``): they get vectors.
+    facts = Fact.with_subjects.filter(character_id=character_id, archived=False).order_by("pk")
     missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
     stale = [
         (pk, text)
@@ -98,7 +99,7 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     pre-filter; the per-row text fingerprint check happens in each pool's ``*_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
     facts = (
-        Fact.objects.filter(missing, archived=False)
+        Fact.with_subjects.filter(missing, archived=False)
         .values_list("character_id", flat=True)
         .distinct()
         .order_by()
@@ -116,7 +117,7 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
     report: one aggregate over the table, the same SQL test as ``characters_needing_vectors`` (a text
     rewritten since its vector was computed is caught by the backfill's own fingerprint check)."""
     counts = (
-        Fact.objects.exclude(text="")
+        Fact.with_subjects.exclude(text="")
         .filter(archived=False)
         .order_by()
         .aggregate(

@@ -22,7 +22,7 @@ def reflection_candidates(
     """With ``keys``, only the reflections of those primary keys (the rows a memory change names)."""
     from recall.selectors import stored_vector  # the pool list in recall.selectors imports this module
 
-    reflections = Reflection.objects.filter(
+    reflections = Reflection.with_subjects.filter(
         character_id=character_id, status__in=ACTIVE_STATUSES, suppress=False
     )
     if keys is not None:
@@ -38,8 +38,11 @@ def reflection_candidates(
         "embedding",
         "embedding_text_sha256",
         "embedding_model_id",
+        "extra",
     )
-    for pk, rid, text, entity, created, start, end, vec, sha, model in values_in_pages(rows, size=2000):
+    for pk, rid, text, entity, created, start, end, vec, sha, model, extra in values_in_pages(
+        rows, size=2000
+    ):
         if not text or not text.strip():
             continue
         yield Candidate(
@@ -51,6 +54,9 @@ def reflection_candidates(
             event_start_at=start,
             event_end_at=end,
             vector=stored_vector(vector=vec, text_sha256=sha, model_id=model, text=text, space=space),
+            subject_kind=extra.get("subject_kind") if isinstance(extra, dict) else None,
+            subject_id=extra.get("subject_id") if isinstance(extra, dict) else None,
+            scope=extra.get("scope") if isinstance(extra, dict) else None,
             pool=RECALL_POOL,
             key=pk,
         )

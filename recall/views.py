@@ -13,6 +13,7 @@ from nekomem.characters.services import character_language_offer
 from nekomem.errors import storage_unavailable
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, validated_name
 from nekomem.locale import resolve_language
+from nekomem.subjects import SUBJECTS_MAX, SubjectError, subject_parse
 from recall import locale
 from recall.context import working_context_render
 from recall.engine import CONFIGS
@@ -68,6 +69,22 @@ def _truthy(value: object) -> bool:
     return value is True or (isinstance(value, str) and value.lower() in ("1", "true", "yes"))
 
 
+def _subject_keys(raw: object) -> list[str]:
+    """1..8 subjects, each a subject object (§1.6) or its key ``<kind>:<subject_id>``."""
+    if not isinstance(raw, list) or not raw or len(raw) > SUBJECTS_MAX:
+        raise BadRequestBody(f"subjects must be a list of 1..{SUBJECTS_MAX} subjects")
+    keys = []
+    for item in raw:
+        if isinstance(item, str) and item.strip():
+            keys.append(item.strip())
+            continue
+        try:
+            keys.append(subject_parse(item).key)
+        except SubjectError as exc:
+            raise BadRequestBody(str(exc)) from exc
+    return keys
+
+
 def _recall_request(request: HttpRequest) -> RecallRequest:
     body = read_json_object(request)
     query, time_expr, subjects = body.get("query"), body.get("time"), body.get("subjects")
@@ -79,10 +96,8 @@ def _recall_request(request: HttpRequest) -> RecallRequest:
     if language is not None and not isinstance(language, str):
         raise BadRequestBody("language must be a string")
     # The original answers an explicit empty list with 422 (subjects only mean something in group chat).
-    if subjects is not None and (
-        not isinstance(subjects, list) or not subjects or not all(isinstance(s, str) for s in subjects)
-    ):
-        raise BadRequestBody("subjects must be a non-empty list of strings")
+    if subjects is not None:
+        subjects = _subject_keys(subjects)
     config = request.GET.get("config") or body.get("config")
     if config is not None and config not in CONFIGS:
         raise BadRequestBody(f"config must be one of {sorted(CONFIGS)}")

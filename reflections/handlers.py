@@ -39,13 +39,13 @@ _STATE_FIELDS = (
 
 def replay_reflection_synthesized(character_id: int, payload: dict[str, Any]) -> None:
     """Idempotent: insert the snapshot when missing; an existing row keeps its own later state."""
-    if Reflection.objects.filter(character_id=character_id, reflection_id=payload.get("id")).exists():
+    if Reflection.with_subjects.filter(character_id=character_id, reflection_id=payload.get("id")).exists():
         return
     reflection_from_file_dict(payload, character_id=character_id).save(force_insert=True)
 
 
 def replay_reflection_state_changed(character_id: int, payload: dict[str, Any]) -> None:
-    reflection = Reflection.objects.filter(
+    reflection = Reflection.with_subjects.filter(
         character_id=character_id, reflection_id=payload.get("reflection_id")
     ).first()
     if reflection is None:
@@ -64,7 +64,7 @@ def replay_reflection_state_changed(character_id: int, payload: dict[str, Any]) 
     shard = payload.get("archive_shard_path")
     if (
         shard
-        and not Reflection.objects.filter(
+        and not Reflection.with_subjects.filter(
             character_id=character_id, reflection_id=reflection.reflection_id, archive_shard_path=shard
         ).exists()
     ):
@@ -73,7 +73,7 @@ def replay_reflection_state_changed(character_id: int, payload: dict[str, Any]) 
 
 
 def replay_reflection_evidence_updated(character_id: int, payload: dict[str, Any]) -> None:
-    reflection = Reflection.objects.filter(
+    reflection = Reflection.with_subjects.filter(
         character_id=character_id, reflection_id=payload.get("reflection_id")
     ).first()
     if reflection is not None:
@@ -83,7 +83,7 @@ def replay_reflection_evidence_updated(character_id: int, payload: dict[str, Any
 
 def replay_reflection_surfaced(character_id: int, payload: dict[str, Any]) -> None:
     surfaced_at = parse_iso(payload.get("surfaced_at")) or timezone.now()
-    Reflection.objects.filter(
+    Reflection.with_subjects.filter(
         character_id=character_id, reflection_id__in=payload.get("reflection_ids") or []
     ).update(next_eligible_at=parse_iso(payload.get("next_eligible_at")), feedback=None)
     for entry in payload.get("entries") or []:

@@ -5,6 +5,7 @@ from django.db import models
 
 from nekomem.characters.models import Character
 from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
+from nekomem.subjects import KEY_MAX, PrivateRowsManager
 
 REFLECTION_SCHEMA_VERSION = 2
 
@@ -82,12 +83,24 @@ class Reflection(EvidenceFields, MentionFields, VectorCacheFields, ArchivedField
     )
     updated_at = models.DateTimeField(auto_now=True)
 
+    subject_key = models.CharField(
+        max_length=KEY_MAX,
+        blank=True,
+        default="",
+        help_text="<kind>:<subject_id> of a group-chat subject; '' = private.",
+    )
+
+    # The default manager hides group-chat subjects' rows (nekomem.subjects); with_subjects sees all.
+    objects = PrivateRowsManager["Reflection"]()
+    with_subjects = models.Manager["Reflection"]()
+
     class Meta:
         ordering = ["character", "created_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["character", "reflection_id"], name="reflection_unique_id"),
         ]
         indexes = [
+            models.Index(fields=["character", "subject_key"], name="reflection_char_subject"),
             models.Index(fields=["character", "status", "next_eligible_at"], name="reflection_char_status"),
             # The memory browser lists a character's reflections newest first, 50 a page.
             models.Index(fields=["character", "created_at"], name="reflection_char_created"),

@@ -68,7 +68,7 @@ def _evidence_kept(character: Character, incoming: list[Reflection]) -> None:
         return
     stored = {
         r.reflection_id: r
-        for r in Reflection.objects.filter(
+        for r in Reflection.with_subjects.filter(
             character_id=character.pk, reflection_id__in=[r.reflection_id for r in old]
         )
     }
@@ -98,7 +98,7 @@ def _shard_file_name(path: str) -> str:
 
 def _shards_recount(*, character_id: int) -> None:
     sizes = dict(
-        Reflection.objects.filter(character_id=character_id, archive_shard_path__isnull=False)
+        Reflection.with_subjects.filter(character_id=character_id, archive_shard_path__isnull=False)
         .values_list("archive_shard_path")
         .annotate(n=Count("pk"))
         .values_list("archive_shard_path", "n")
@@ -190,7 +190,7 @@ def write_flat_archive(character: Character, incoming: list[Reflection]) -> Impo
     holds them) stay where they are."""
     ids = [r.reflection_id for r in incoming]
     sharded = set(
-        Reflection.objects.filter(
+        Reflection.with_subjects.filter(
             character_id=character.pk, reflection_id__in=ids, archive_shard_path__isnull=False
         ).values_list("reflection_id", flat=True)
     )

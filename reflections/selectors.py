@@ -80,16 +80,17 @@ def reflections_active(*, character_id: int) -> list[Reflection]:
 
 
 def reflections_in_file(*, character_id: int) -> QuerySet[Reflection]:
-    """``reflections.json``: everything not moved into an archive shard, in insertion order."""
-    return Reflection.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
-        "pk"
-    )
+    """``reflections.json``: everything not moved into an archive shard, in insertion order; the
+    file carries group-chat subjects' reflections too."""
+    return Reflection.with_subjects.filter(
+        character_id=character_id, archive_shard_path__isnull=True
+    ).order_by("pk")
 
 
 def reflections_in_shards(*, character_id: int) -> dict[str, list[Reflection]]:
-    rows = Reflection.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
-        "pk"
-    )
+    rows = Reflection.with_subjects.filter(
+        character_id=character_id, archive_shard_path__isnull=False
+    ).order_by("pk")
     shards: dict[str, list[Reflection]] = {}
     for reflection in rows:
         shards.setdefault(reflection.archive_shard_path or "", []).append(reflection)
@@ -263,7 +264,7 @@ def reflection_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, A
     """The seeds event-log compaction writes for the reflections view (reference §2.14): each
     reflection as it stands, a ``reflection.synthesized`` snapshot that a replay inserts when missing."""
     for reflection in (
-        Reflection.objects.filter(character_id=character_id).order_by("pk").iterator(chunk_size=1000)
+        Reflection.with_subjects.filter(character_id=character_id).order_by("pk").iterator(chunk_size=1000)
     ):
         yield "reflection.synthesized", reflection_to_file_dict(reflection)
 
@@ -290,3 +291,10 @@ def characters_with_unvectored_reflections(*, model_id: str) -> list[int]:
 def reflection_vector_coverage(model_id: str) -> VectorCoverage:
     """The reflections the backfill embeds: with a vector of ``model_id``, and still without."""
     return vector_cache_coverage(Reflection.objects.filter(status__in=VECTOR_STATUSES), model_id=model_id)
+
+
+def reflections_of_subjects(*, character_id: int, subject_keys: list[str]) -> QuerySet[Reflection]:
+    """A group-chat subject's reflections; the default manager never returns them."""
+    return Reflection.with_subjects.filter(character_id=character_id, subject_key__in=subject_keys).order_by(
+        "created_at", "pk"
+    )

@@ -20,12 +20,23 @@ from facts.services.records import (
     parse_iso,
     resolve_event_when,
 )
+from facts.services.scoped import (
+    ScopedExtractionFailed,
+    ScopedFact,
+    ScopedStored,
+    facts_scoped_extract,
+    facts_scoped_store,
+    facts_subject_forget,
+)
 from facts.services.signals import facts_mark_signal_processed
 from facts.services.vectors import fact_vectors_drop_archived, fact_vectors_write
 
 __all__ = [
     "FactDraft",
     "PersistReport",
+    "ScopedExtractionFailed",
+    "ScopedFact",
+    "ScopedStored",
     "clean_event_when",
     "dedup_pair_queue",
     "dedup_pairs_arbitrate",
@@ -43,6 +54,9 @@ __all__ = [
     "facts_mark_absorbed",
     "facts_mark_signal_processed",
     "facts_persist",
+    "facts_scoped_extract",
+    "facts_scoped_store",
+    "facts_subject_forget",
     "iso_local",
     "language_of",
     "normalize_entity",

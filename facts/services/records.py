@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from facts.models import FACT_SCHEMA_VERSION, Fact
+from nekomem.subjects import subject_key_from_extra
 from nekomem.timestamps import iso_local, parse_iso
 
 # The original resolves relative times with calendar-free units (month = 30 d, year = 365 d).
@@ -142,6 +143,7 @@ def fact_from_draft(*, character_id: int, draft: FactDraft, created_at: datetime
         signal_processed=draft.source == Fact.Source.AI_DISCLOSURE,
         schema_version=FACT_SCHEMA_VERSION,
         extra=dict(draft.extra),
+        subject_key=subject_key_from_extra(draft.extra),
     )
 
 
@@ -235,4 +237,5 @@ def fact_from_file_dict(entry: Any, *, character_id: int, archived: bool) -> Fac
         embedding_text_sha256=vector.get("embedding_text_sha256", ""),
         embedding_model_id=vector.get("embedding_model_id", ""),
         extra=extra,
+        subject_key=subject_key_from_extra(extra),
     )

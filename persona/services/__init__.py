@@ -16,6 +16,7 @@ from persona.services.entries import (
 )
 from persona.services.mentions import persona_mentions_record, suppressions_refresh
 from persona.services.promotion import persona_promote_tick, reflection_promote
+from persona.services.scoped import persona_subject_display_name_set, persona_subject_forget
 from persona.services.switch import powerful_memory_set, reflections_reset_confirmed_at
 from persona.services.vectors import persona_entry_vectors_write
 
@@ -36,6 +37,8 @@ __all__ = [
     "persona_mentions_record",
     "persona_prepared_early",
     "persona_promote_tick",
+    "persona_subject_display_name_set",
+    "persona_subject_forget",
     "powerful_memory_set",
     "reflection_promote",
     "reflections_reset_confirmed_at",

@@ -24,6 +24,7 @@ from nekomem.characters.services import character_memory_changed
 from nekomem.evidence import Evidence, evidence_merged
 from nekomem.journal.services import event_append
 from nekomem.statements import instance_get
+from nekomem.subjects import subject_key_from_section
 from nekomem.textproc import keyword_overlap, keyword_set
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.services.records import (
@@ -79,11 +80,18 @@ def entry_save(entry: PersonaEntry, *, event_type: str = "persona.entry_updated"
 
 
 def section_ensure(*, character_id: int, key: str, extra: dict[str, Any] | None = None) -> PersonaSection:
-    section = PersonaSection.objects.filter(character_id=character_id, key=key).first()
+    # Sections of every subject share one key order, so their positions are read across all of them.
+    section = PersonaSection.with_subjects.filter(character_id=character_id, key=key).first()
     if section is None:
-        last = PersonaSection.objects.filter(character_id=character_id).aggregate(m=Max("position"))["m"]
-        section = PersonaSection.objects.create(
-            character_id=character_id, key=key, position=0 if last is None else last + 1, extra=extra or {}
+        last = PersonaSection.with_subjects.filter(character_id=character_id).aggregate(m=Max("position"))[
+            "m"
+        ]
+        section = PersonaSection.with_subjects.create(
+            character_id=character_id,
+            key=key,
+            position=0 if last is None else last + 1,
+            extra=extra or {},
+            subject_key=subject_key_from_section(key),
         )
     return section
 

@@ -7,6 +7,7 @@ reflections are never suppressed. The refresh lifts suppressions whose 5 hours a
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from itertools import chain
 from typing import Any
@@ -132,22 +133,32 @@ def _anything_mentioned(*, character_id: int, reply: str) -> bool:
     return any(keyword in bare_reply for keyword_set_ in keywords for keyword in keyword_set_)
 
 
-def persona_mentions_record(*, character_id: int, reply: str, now: datetime | None = None) -> int:
+def persona_mentions_record(
+    *, character_id: int, reply: str, now: datetime | None = None, subject_keys: Collection[str] | None = None
+) -> int:
     """Count mentions in one AI reply; returns how many items became suppressed.
 
     Lapsed suppressions are lifted here when something was mentioned, and by the 10-minute
-    ``suppressions_refresh`` loop otherwise; read paths ignore lapsed ones either way.
+    ``suppressions_refresh`` loop otherwise; read paths ignore lapsed ones either way. With
+    ``subject_keys`` (a group reply, ``scoped_mentions``), only those subjects' entries and reflections
+    count, never the master's.
     """
     now = now or timezone.now()
-    if not reply.strip() or not _anything_mentioned(character_id=character_id, reply=reply):
+    if not reply.strip():
         return 0
+    if subject_keys is None and not _anything_mentioned(character_id=character_id, reply=reply):
+        return 0
+    keys = list(subject_keys) if subject_keys is not None else None
     suppressed = 0
     with transaction.atomic():
         character = lock_character(character_id)
         _lift_expired(character_id=character_id, now=now)
         names = character.stop_names
         bare_reply = _remove_names(reply, names)
-        entries = PersonaEntry.objects.filter(
+        entry_rows = (
+            PersonaEntry.objects if keys is None else PersonaEntry.with_subjects.filter(subject_key__in=keys)
+        )
+        entries = entry_rows.filter(
             character_id=character_id, protected=False, archive_shard_path__isnull=True
         )
         for entry in entries:
@@ -161,7 +172,10 @@ def persona_mentions_record(*, character_id: int, reply: str, now: datetime | No
                 payload={"entry_id": entry.entry_id, "ts": now.isoformat(), "suppress": entry.suppress},
             )
             suppressed += newly
-        for reflection in Reflection.objects.filter(
+        reflection_rows = (
+            Reflection.objects if keys is None else Reflection.with_subjects.filter(subject_key__in=keys)
+        )
+        for reflection in reflection_rows.filter(
             character_id=character_id, status=Reflection.Status.CONFIRMED
         ):
             if mentioned(reflection.text, bare_reply, stop_names=names):

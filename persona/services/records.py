@@ -13,6 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from nekomem.evidence import Evidence
+from nekomem.subjects import subject_key_from_extra, subject_key_from_section
 from nekomem.textproc import count_tokens, tokenizer_identity
 from nekomem.timestamps import iso_local, parse_iso
 from persona.models import PersonaEntry
@@ -148,6 +149,7 @@ MODEL_FIELDS = (
     "archive_shard_path",
     *EMBEDDING_KEYS,
     "extra",
+    "subject_key",
 )
 
 
@@ -238,4 +240,5 @@ def entry_from_file_dict(raw: Any, *, character_id: int, section: str, position:
         {k: None for k in (*_OPTIONAL_TIME_KEYS, "archive_shard_path") if k in raw and raw[k] is None}
     )
     entry.extra = extra
+    entry.subject_key = subject_key_from_section(section) or subject_key_from_extra(extra)
     return entry

@@ -284,14 +284,29 @@ class RecallIndex:
         with np.errstate(invalid="ignore"):
             return (self.span_start < end) & (self.span_end >= start)
 
-    def by_time(self, window: TimeWindow, *, limit: int = RESULT_CAP) -> list[Hit]:
+    def subject_mask(self, subjects: frozenset[str] | None) -> np.ndarray:
+        """Group chat (reference §1.6): without subjects the private rows only; with subject keys
+        (``<kind>:<subject_id>``) only those subjects' rows. Subject rows are few, so this walks them."""
+        mask = (
+            np.ones(len(self.alive), dtype=bool)
+            if subjects is None
+            else np.zeros(len(self.alive), dtype=bool)
+        )
+        for row, (kind, subject_id, _, _) in self.rows.rare.items():
+            if subject_id:
+                mask[row] = subjects is not None and f"{kind}:{subject_id}" in subjects
+        return mask
+
+    def by_time(
+        self, window: TimeWindow, *, limit: int = RESULT_CAP, subjects: frozenset[str] | None = None
+    ) -> list[Hit]:
         """§4.5 ``recall_by_time``: inside first, then by distance to the window, then newest start."""
         with self.lock:
-            return self._by_time(window, limit=limit)
+            return self._by_time(window, limit=limit, subjects=subjects)
 
-    def _by_time(self, window: TimeWindow, *, limit: int) -> list[Hit]:
+    def _by_time(self, window: TimeWindow, *, limit: int, subjects: frozenset[str] | None) -> list[Hit]:
         start, end = window.start.timestamp(), window.end.timestamp()
-        dated = np.flatnonzero(~np.isnan(self.span_start) & self.alive)
+        dated = np.flatnonzero(~np.isnan(self.span_start) & self.alive & self.subject_mask(subjects))
         if dated.size == 0:
             return []
         s, e = self.span_start[dated], self.span_end[dated]
@@ -317,17 +332,26 @@ class RecallIndex:
         config: RecallConfig = DEFAULT,
         query_vector: np.ndarray | None = None,
         window: TimeWindow | None = None,
+        subjects: frozenset[str] | None = None,
     ) -> list[Hit]:
-        """Hybrid recall; ``window`` hard-filters every pool first (query + time routing)."""
+        """Hybrid recall; ``window`` and ``subjects`` hard-filter every pool first (query + time routing)."""
         with self.lock:
-            return self._search(query, config=config, query_vector=query_vector, window=window)
+            return self._search(
+                query, config=config, query_vector=query_vector, window=window, subjects=subjects
+            )
 
     def _search(
-        self, query: str, *, config: RecallConfig, query_vector: np.ndarray | None, window: TimeWindow | None
+        self,
+        query: str,
+        *,
+        config: RecallConfig,
+        query_vector: np.ndarray | None,
+        window: TimeWindow | None,
+        subjects: frozenset[str] | None,
     ) -> list[Hit]:
         if not query.strip() or not self._live:
             return []
-        allowed = self.alive.copy()
+        allowed = self.alive & self.subject_mask(subjects)
         if window is not None:
             allowed &= self.in_window(window)
             if not allowed.any():

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from nekomem.embeddings import EmbeddingError, VectorSpace, embedder_within, vector_space
+from nekomem.subjects import subject_key_of
 from nekomem.timewindows import TimeWindow, find_time_expression, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
@@ -91,11 +92,16 @@ def _query_vectors(query: str, config: RecallConfig) -> _Vectors:
 
 
 def _subject_filter(hits: list[Hit], subjects: list[str] | None) -> list[Hit]:
-    # Group chat: rows bound to a subject are only returned for that subject; unscoped rows stay.
+    # Group chat (reference §1.6): without subjects, the private memory only; with subjects, only those
+    # subjects' rows, never private ones (a group's reply must not quote the master's profile).
     if not subjects:
-        return hits
+        return [h for h in hits if not h.candidate.subject_id]
     wanted = set(subjects)
-    return [h for h in hits if h.candidate.subject_id is None or h.candidate.subject_id in wanted]
+    return [h for h in hits if h.candidate.subject_id and _candidate_key(h) in wanted]
+
+
+def _candidate_key(hit: Hit) -> str:
+    return subject_key_of(hit.candidate.subject_kind or "", hit.candidate.subject_id or "")
 
 
 def _filled_from_window(hits: list[Hit], by_time: list[Hit], *, total: int) -> list[Hit]:
@@ -154,16 +160,18 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
             raw_written=character.raw_written,
         )
         candidates_total = len(index)
+        # Filtered before ranking, so a busy group's rows never crowd the master's out of the top k.
+        subjects = frozenset(request.subjects) if request.subjects else None
         if window is not None and not query:
             mode = "time"
-            hits = index.by_time(window, limit=config.total)
+            hits = index.by_time(window, limit=config.total, subjects=subjects)
         elif query:
             # query + parsed time → filter then rank; unparsable time → semantic only (§4.5).
             mode = "hybrid+time" if window is not None else "hybrid"
-            hits = index.search(query, config=config, query_vector=qvec, window=window)
+            hits = index.search(query, config=config, query_vector=qvec, window=window, subjects=subjects)
             if window is not None and len(hits) < config.total:
                 hits = _filled_from_window(
-                    hits, index.by_time(window, limit=config.total), total=config.total
+                    hits, index.by_time(window, limit=config.total, subjects=subjects), total=config.total
                 )
         hits = _subject_filter(hits, request.subjects)
         vectors_state = vectors.state

@@ -14,6 +14,7 @@ from reflections.services.lifecycle import (
     reflections_evidence_seed,
     surfaced_mark_handled,
 )
+from reflections.services.scoped import reflections_subject_forget
 from reflections.services.signals import (
     reflections_keyword_hook,
     reflections_rebuttal_tick,
@@ -46,5 +47,6 @@ __all__ = [
     "reflections_rebuttal_tick",
     "reflections_record_surfaced",
     "reflections_stage2",
+    "reflections_subject_forget",
     "surfaced_mark_handled",
 ]

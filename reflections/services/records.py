@@ -12,6 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from nekomem.evidence import Evidence
+from nekomem.subjects import subject_key_from_extra
 from nekomem.timestamps import iso_local, parse_iso
 from reflections.models import Reflection
 
@@ -175,6 +176,7 @@ MODEL_FIELDS = (
     *_TIME_KEYS,
     *EMBEDDING_KEYS,
     "extra",
+    "subject_key",
 )
 
 
@@ -272,4 +274,5 @@ def reflection_from_file_dict(entry: Any, *, character_id: int) -> Reflection:
     # An optional key the file spells out as null/false comes back out the same way.
     extra.update({k: entry[k] for k in _OPTIONAL_KEYS if k in entry and entry[k] in (None, False)})
     reflection.extra = extra
+    reflection.subject_key = subject_key_from_extra(extra)
     return reflection

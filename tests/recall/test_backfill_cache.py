@@ -11,10 +11,12 @@ from django.db import connection
 from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair
+from facts.services import ScopedFact, facts_scoped_store
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import get_embedder, text_fingerprint
 from nekomem.runtime.schedules import registered_schedules
+from nekomem.subjects import subject_parse
 from recall.backfill import embedding_backfill, facts_needing_vectors
 from recall.selectors import stored_vector
 from recall.services import RecallRequest, recall_query
@@ -172,3 +174,14 @@ def test_the_model_threads_compute_idle_and_the_writer_does_not() -> None:
     with ThreadPoolExecutor(1, initializer=compute_thread_idle) as pool:
         assert pool.submit(policies).result() == (os.SCHED_IDLE, os.SCHED_IDLE)  # and the threads it starts
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller (who writes) is left as it was
+
+
+def test_group_chat_subjects_facts_get_vectors_too(character: Character) -> None:
+    embedder = get_embedder()
+    assert embedder is not None
+    bob = subject_parse({"subject_kind": "participant", "subject_id": "qq:1002"})
+    facts_scoped_store(character_id=character.pk, subject=bob, facts=[ScopedFact(text="Bob 养了一只柯基")])
+    embedding_backfill(character_id=character.pk)
+    fact = Fact.with_subjects.get(subject_key=bob.key)
+    assert fact.embedding_model_id == embedder.model_id
+    assert fact.embedding_text_sha256 == text_fingerprint(fact.text)

@@ -1,0 +1,255 @@
+"""Group chat (reference §1.6): the scoped routes' compositions over every layer's subject rows.
+
+Each layer stores and forgets its own subject rows (``facts_scoped_store``, ``*_subject_forget``);
+recall composes what spans layers: the context of a group reply, mentions, forgetting a subject
+with its tombstone, and the subject registry (locale, display name, last write).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from facts.services import facts_subject_forget
+from nekomem.characters.language import character_language
+from nekomem.characters.locks import lock_character
+from nekomem.characters.models import Character
+from nekomem.language.codes import supported_language
+from nekomem.subjects import Subject
+from nekomem.textproc import count_tokens
+from persona.selectors import (
+    PERSONA_TOKENS,
+    persona_entries_of_subjects,
+    persona_subject_sections,
+    scoped_section_header,
+)
+from persona.services import persona_mentions_record, persona_subject_display_name_set, persona_subject_forget
+from recall.models import ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
+from reflections.models import Reflection
+from reflections.selectors import reflections_of_subjects
+from reflections.services import reflections_subject_forget
+
+# One budget for the whole group context, spent in the order of ``subjects``: the group first, then
+# the members the caller ranked, so a long-known member cannot crowd out the group itself.
+SCOPED_CONTEXT_TOKENS = PERSONA_TOKENS
+KEYS_KEPT_DAYS = 365
+_CONTEXT_STATUSES = (Reflection.Status.PENDING, Reflection.Status.CONFIRMED, Reflection.Status.PROMOTED)
+
+
+def subject_record_touch(
+    *, character_id: int, subject: Subject, display_name: str | None = None, language: str | None = None
+) -> None:
+    """Note a scoped write: a supported ``language`` becomes the subject's durable prompt locale."""
+    now = timezone.now()
+    locale = supported_language(language)
+    with transaction.atomic():
+        lock_character(character_id)
+        record, created = SubjectRecord.objects.get_or_create(
+            character_id=character_id,
+            subject_key=subject.key,
+            scope=subject.scope,
+            defaults={
+                "subject_kind": subject.kind,
+                "subject_id": subject.subject_id,
+                "display_name": display_name or "",
+                "prompt_locale": locale or "",
+                "last_write_at": now,
+            },
+        )
+        if not created:
+            record.display_name = display_name or record.display_name
+            record.prompt_locale = locale or record.prompt_locale
+            record.last_write_at = now
+            record.save(update_fields=["display_name", "prompt_locale", "last_write_at"])
+    if display_name:
+        persona_subject_display_name_set(
+            character_id=character_id, subject=subject, display_name=display_name
+        )
+
+
+def _context_language(*, character: Character, subjects: list[Subject], language: str | None) -> str:
+    if supported_language(language):
+        return character_language(character, request_language=language)
+    first = (
+        SubjectRecord.objects.filter(character_id=character.pk, subject_key=subjects[0].key)
+        .exclude(prompt_locale="")
+        .values_list("prompt_locale", flat=True)
+        .first()
+    )
+    return character_language(character, request_language=first)
+
+
+def scoped_context_render(
+    *, character: Character | None, subjects: list[Subject], language: str | None
+) -> str:
+    """Persona and reflection sections of exactly these subjects, budgeted in their order (text/plain)."""
+    if character is None:
+        return ""
+    lang = _context_language(character=character, subjects=subjects, language=language)
+    keys = [s.key for s in subjects]
+    sections = persona_subject_sections(character_id=character.pk, subject_keys=keys)
+    texts: dict[str, list[str]] = {key: [] for key in keys}
+    for entry in persona_entries_of_subjects(character_id=character.pk, subject_keys=keys):
+        texts[entry.subject_key].append(entry.text)
+    for reflection in reflections_of_subjects(character_id=character.pk, subject_keys=keys).filter(
+        status__in=_CONTEXT_STATUSES
+    ):
+        texts[reflection.subject_key].append(reflection.text)
+    budget = SCOPED_CONTEXT_TOKENS
+    blocks: list[str] = []
+    for subject in subjects:
+        lines: list[str] = []
+        for text in texts.pop(subject.key, []):
+            cost = count_tokens(text)
+            if cost > budget:
+                budget = 0
+                break
+            budget -= cost
+            lines.append(f"- {text}")
+        if lines:
+            section = sections.get(subject.key)
+            name = (section.extra or {}).get("display_name") if section is not None else None
+            header = scoped_section_header(language=lang, subject=str(name or subject.key))
+            blocks.append("\n".join([header, *lines]))
+        if budget <= 0:
+            break
+    return "\n\n".join(blocks)
+
+
+def scoped_mentions_record(*, character_id: int, response_text: str, subjects: list[Subject]) -> bool:
+    """Count a group reply's mentions against these subjects only; False when the text is blank."""
+    if not response_text.strip():
+        return False
+    persona_mentions_record(
+        character_id=character_id, reply=response_text, subject_keys=[s.key for s in subjects]
+    )
+    return True
+
+
+@dataclass
+class Forgotten:
+    subject: Subject
+    duplicate: bool = False
+    forgotten_subjects: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class ForgetEpochScope(ValueError):
+    """``forget_epoch`` with a non-default scope (a 422)."""
+
+
+def scoped_forget(
+    *, character_id: int, subject: Subject, forget_epoch: int | None = None, now: datetime | None = None
+) -> Forgotten:
+    """Erase one subject everywhere; idempotent. With an epoch, the tombstone is recorded first and a
+    repeated (or older) epoch answers ``duplicate`` without touching anything."""
+    if forget_epoch is not None and not subject.default_scope:
+        raise ForgetEpochScope("forget_epoch needs the subject's default scope")
+    now = now or timezone.now()
+    keys = [subject.key]
+    # One transaction: the tombstone never commits without the erasure it stands for, so a retry after
+    # a failure finds no tombstone and erases again.
+    with transaction.atomic():
+        lock_character(character_id)
+        tomb = SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject.key).first()
+        if (
+            forget_epoch is not None
+            and tomb is not None
+            and tomb.epoch is not None
+            and tomb.epoch >= forget_epoch
+        ):
+            return Forgotten(subject=subject, duplicate=True, forgotten_subjects=keys)
+        if tomb is None:
+            tomb = SubjectForgetEpoch(character_id=character_id, subject_key=subject.key)
+        tomb.epoch = forget_epoch if forget_epoch is not None else tomb.epoch
+        tomb.generation += 1
+        tomb.forgotten_at = now
+        tomb.save()
+        counts = dict(facts_subject_forget(character_id=character_id, subject_keys=keys))
+        counts["reflections"] = reflections_subject_forget(character_id=character_id, subject_keys=keys)
+        counts.update(persona_subject_forget(character_id=character_id, subject_keys=keys))
+        # A staged (pending) keyed write about the subject goes too; its retry meets the tombstone.
+        counts["staged"] = ScopedWriteKey.objects.filter(
+            character_id=character_id,
+            status=ScopedWriteKey.Status.PENDING,
+            subject_keys__contains=subject_keys_text([subject.key]),
+        ).delete()[0]
+        counts["prompt_locale"] = (
+            SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys)
+            .exclude(prompt_locale="")
+            .count()
+        )
+        SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys).delete()
+    return Forgotten(subject=subject, forgotten_subjects=keys, counts=counts)
+
+
+# --- keyed retries (reference §1.6) ------------------------------------------------------------------------
+
+
+class KeyReused(ValueError):
+    """The same ``idempotency_key`` with a different request (a 422)."""
+
+
+def subject_keys_text(keys: list[str]) -> str:
+    """Keys stored so that ``__contains="\n<key>\n"`` finds exactly one subject on every database."""
+    return "\n" + "\n".join(keys) + "\n" if keys else ""
+
+
+def scoped_write_key_begin(
+    *, character_id: int, key: str, fingerprint: str, subject_keys: list[str] | None = None
+) -> ScopedWriteKey:
+    """The key's row, created pending on first use; raises KeyReused when the fingerprint differs."""
+    with transaction.atomic():
+        lock_character(character_id)
+        row, _ = ScopedWriteKey.objects.get_or_create(
+            character_id=character_id,
+            key=key,
+            defaults={
+                "fingerprint": fingerprint,
+                "created_at": timezone.now(),
+                "subject_keys": subject_keys_text(subject_keys or []),
+            },
+        )
+    if row.fingerprint != fingerprint:
+        raise KeyReused("idempotency_key was used for a different request")
+    return row
+
+
+def scoped_write_key_journal(*, row: ScopedWriteKey, generated: list[list[dict[str, Any]]]) -> None:
+    """Journal what the model extracted before anything is applied: a retry resumes from here."""
+    ScopedWriteKey.objects.filter(pk=row.pk, generated__isnull=True).update(generated=generated)
+    row.refresh_from_db(fields=["generated"])
+
+
+def scoped_write_key_finish(*, row: ScopedWriteKey, answer: dict[str, Any]) -> None:
+    ScopedWriteKey.objects.filter(pk=row.pk).update(status=ScopedWriteKey.Status.DONE, answer=answer)
+
+
+def scoped_write_is_stale(*, character_id: int, subject_key: str, epoch: int) -> bool:
+    """A keyed write whose epoch for the subject is below its forget tombstone is dropped."""
+    tomb = (
+        SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject_key)
+        .values_list("epoch", flat=True)
+        .first()
+    )
+    return tomb is not None and epoch < tomb
+
+
+def subject_forget_generation(*, character_id: int, subject_key: str) -> int:
+    """How many times the subject was forgotten: read before an extraction, compared before its write."""
+    row = (
+        SubjectForgetEpoch.objects.filter(character_id=character_id, subject_key=subject_key)
+        .values_list("generation", flat=True)
+        .first()
+    )
+    return row or 0
+
+
+def scoped_write_keys_prune(*, now: datetime | None = None) -> int:
+    """Keys are kept for a year."""
+    cutoff = (now or timezone.now()) - timedelta(days=KEYS_KEPT_DAYS)
+    return ScopedWriteKey.objects.filter(created_at__lt=cutoff).delete()[0]
