@@ -37,6 +37,7 @@ from recall.selectors import (
     NotRead,
     PoolReader,
     RawLogMarks,
+    character_forgotten_version,
     character_incarnation,
     character_memory_version,
     raw_log_marks,
@@ -316,6 +317,13 @@ def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace 
     if saved is None:
         return None
     version, index = saved
+    if version < (character_forgotten_version(character_id=character_id) or 0):
+        # Saved before a deletion (by a process that was saving while it happened): it may hold the
+        # forgotten text, so it goes rather than waits for the next save to replace it.
+        assert path is not None
+        path.unlink(missing_ok=True)
+        counters["snapshots_forgotten"] += 1
+        return None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
     entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
     with entry.lock:
@@ -363,7 +371,11 @@ def _save(entry: _Entry, *, character_id: int) -> None:
         version = entry.version  # read before the index is taken: never newer than what it holds
         entry.saved_fills = entry.index.filled_vectors
         entry.saved_changes = entry.index.changed_rows
-        snapshot_write(path, version=version, index=entry.index)
+        written = snapshot_write(path, version=version, index=entry.index)
+        if written and version < (character_forgotten_version(character_id=character_id) or 0):
+            # A deletion committed while this index (from before it) was being saved: drop the file.
+            path.unlink(missing_ok=True)
+            counters["snapshots_forgotten"] += 1
 
 
 def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
@@ -708,3 +720,33 @@ def character_forget(character_id: int) -> None:
     with _lock:
         _cache.pop(character_id, None)
     snapshots_remove(character_id=character_id)
+
+
+def recall_forget_apply(character_id: int) -> dict[str, int]:
+    """After a deletion: this process's index applies it (its rows tombstoned and their text blanked)
+    before the delete returns, and the saved snapshots, which may hold the text, are dropped; the index
+    just brought up to date is saved in their place. Other workers apply the change at their next query
+    (the change log), and drop a snapshot older than the deletion instead of loading it."""
+    characters = recall_characters(ids=[character_id])
+    if not characters:  # the whole character went
+        with _lock:
+            held = _cache.pop(character_id, None) is not None
+        return {"recall_indexes": int(held), "index_snapshots": snapshots_remove(character_id=character_id)}
+    character = characters[0]
+    with _lock:
+        held = character_id in _cache
+    if held:
+        recall_index(
+            character_id=character_id,
+            stop_names=character.stop_names,
+            space=vector_space(),
+            version=character.memory_version,
+            patient=True,
+        )
+    dropped = snapshots_remove(character_id=character_id)
+    with _lock:
+        entry = _cache.get(character_id)
+    if entry is not None and dropped and entry.version >= character.memory_version:
+        with entry.lock:
+            _save(entry, character_id=character_id)
+    return {"recall_indexes": int(held), "index_snapshots": dropped}
