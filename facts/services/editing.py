@@ -16,6 +16,7 @@ from nekomem.characters.services import (
     character_memory_forgotten,
     memory_forgotten_apply,
 )
+from nekomem.journal.services import events_redact
 
 
 def fact_text_set(*, fact: Fact, text: str) -> None:
@@ -72,11 +73,16 @@ def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
     index and the saved snapshots (``memory_forgotten_apply``). None when there is no such fact."""
     with transaction.atomic():
         lock_character(character_id)
-        doomed = list(
-            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", flat=True)
+        found = list(
+            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", "text")
         )
-        if not doomed:
+        if not found:
             return None
+        doomed = [pk for pk, _ in found]
+        # ``fact.added`` carries the fact as its file entry: the event stays (replay), its text goes.
+        events = events_redact(
+            character_id=character_id, texts=[text for _, text in found], match=Q(payload__id=fact_id)
+        )
         vectors = Fact.objects.filter(pk__in=doomed).exclude(embedding="").count()
         pairs, _ = (
             FactDedupPair.objects.filter(character_id=character_id)
@@ -92,5 +98,6 @@ def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
         character_memory_forgotten(character_id=character_id)
     return memory_forgotten_apply(
-        character_id=character_id, rows={"facts": deleted, "vectors": vectors, "dedup_records": pairs}
+        character_id=character_id,
+        rows={"facts": deleted, "vectors": vectors, "dedup_records": pairs, "journal_texts": events},
     )

@@ -228,6 +228,9 @@ def character_delete(*, name: str) -> CharacterFootprint:
         footprint = character_footprint(character_id=character.pk)
         Character.objects.filter(pk=character.pk).delete()
         _forget_after_commit(character_id=character.pk, names=(name,))
+    # Before the delete returns (and whether or not an outer transaction defers the hooks above): this
+    # process's index and the snapshots on disk go; other processes find no character at their next query.
+    memory_forgotten_apply(character_id=character.pk, rows={})
     logger.info("character deleted id=%s rows=%d", character.pk, footprint.total)
     return footprint
 

@@ -367,3 +367,18 @@ def _blanked(value: Any, texts: list[str]) -> Any:
     if isinstance(value, dict):
         return {key: _blanked(item, texts) for key, item in value.items()}
     return value
+
+
+def outbox_ops_redact(*, character_id: int, texts: Collection[str]) -> int:
+    """Blank ``texts`` in the character's outbox ops (a turn's op carries its messages): a forgotten turn
+    is neither kept there nor extracted later. Returns how many ops were rewritten."""
+    wanted = [text for text in texts if text]
+    if not wanted:
+        return 0
+    rewritten = 0
+    for pk, payload in OutboxOp.objects.filter(character_id=character_id).values_list("pk", "payload"):
+        blanked = _blanked(payload, wanted)
+        if blanked != payload:
+            OutboxOp.objects.filter(pk=pk).update(payload=blanked)
+            rewritten += 1
+    return rewritten
