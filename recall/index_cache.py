@@ -83,6 +83,7 @@ class _Entry:
     raw_built: RawLogMarks | None = None  # the cursor and count read before the build read the raw turns
     saving: bool = False
     filling: bool = False  # queued for, or in, the vector filler
+    saved_version: int | None = None  # the version of the snapshot this process wrote or loaded
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
@@ -326,6 +327,7 @@ def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace 
         return None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
     entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
+    entry.saved_version = version
     with entry.lock:
         if not _catch_up(entry, character_id=character_id, space=space):
             return None
@@ -372,6 +374,8 @@ def _save(entry: _Entry, *, character_id: int) -> None:
         entry.saved_fills = entry.index.filled_vectors
         entry.saved_changes = entry.index.changed_rows
         written = snapshot_write(path, version=version, index=entry.index)
+        if written:
+            entry.saved_version = version
         if written and version < (character_forgotten_version(character_id=character_id) or 0):
             # A deletion committed while this index (from before it) was being saved: drop the file.
             path.unlink(missing_ok=True)
@@ -413,6 +417,7 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in (*changes.rows, *changes.vectors)):
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
+    removed = 0
     for pool, reader in RECALL_POOLS.items():
         changed = changes.rows.get(pool, set())
         vector_keys = changes.vectors.get(pool, set()) - changed
@@ -421,13 +426,14 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
             vector_keys = set()
         if not changed and not vector_keys:
             continue
-        entry.index.apply(
-            pool=pool,
-            **_current_rows(
-                reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
-            ),
+        current = _current_rows(
+            reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
         )
+        removed += len(current["removed"])
+        entry.index.apply(pool=pool, **current)
     entry.version = changes.through
+    if removed:
+        _drop_forgotten_snapshots(entry, character_id=character_id)
     counters["deltas"] += 1
     counters["delta_rows"] += size
     logger.info(
@@ -440,6 +446,18 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     if entry.index.deferred_vectors:
         _vector_filler.request(entry, character_id=character_id, space=space)
     return True
+
+
+def _drop_forgotten_snapshots(entry: _Entry, *, character_id: int) -> None:
+    """Rows went: if one was forgotten (a deletion by any process, ``Character.forgotten_version``)
+    after the snapshot this process saved or loaded, that file may hold its text, so it goes now
+    rather than at the next save (a server whose var/ the deleting process does not share)."""
+    saved = entry.saved_version
+    if saved is None or saved >= (character_forgotten_version(character_id=character_id) or 0):
+        return
+    snapshots_remove(character_id=character_id)
+    entry.saved_version = None
+    counters["snapshots_forgotten"] += 1
 
 
 def _current_rows(
