@@ -84,20 +84,20 @@ def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
             character_id=character_id, texts=[text for _, text in found], match=Q(payload__id=fact_id)
         )
         vectors = Fact.objects.filter(pk__in=doomed).exclude(embedding="").count()
-        pairs, _ = (
-            FactDedupPair.objects.filter(character_id=character_id)
-            .filter(
-                Q(candidate_id__in=doomed)
-                | Q(existing_id__in=doomed)
-                | Q(candidate_fact_id=fact_id)
-                | Q(existing_fact_id=fact_id)
-            )
-            .delete()
+        # Arbitration records stay (a pending pair closes as "fact_gone"), without this fact's text.
+        texts = [text for _, text in found]
+        pairs = FactDedupPair.objects.filter(character_id=character_id)
+        blanked = pairs.filter(Q(candidate_id__in=doomed) | Q(candidate_fact_id=fact_id)).update(
+            candidate_text=""
         )
+        blanked += pairs.filter(Q(existing_id__in=doomed) | Q(existing_fact_id=fact_id)).update(
+            existing_text=""
+        )
+        blanked += pairs.filter(merged_text__in=texts).update(merged_text="")
         deleted = Fact.objects.filter(pk__in=doomed).delete()[1].get(Fact._meta.label, 0)
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
         character_memory_forgotten(character_id=character_id)
     return memory_forgotten_apply(
         character_id=character_id,
-        rows={"facts": deleted, "vectors": vectors, "dedup_records": pairs, "journal_texts": events},
+        rows={"facts": deleted, "vectors": vectors, "dedup_records": blanked, "journal_texts": events},
     )
