@@ -7,7 +7,7 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -97,6 +97,7 @@ class FactViewSet(
         return Response(FactSerializer(fact).data)
 
     def destroy(self, request: Request, name: str, fact_id: str) -> Response:
-        if not fact_delete(character_id=self.get_character().pk, fact_id=fact_id):
+        forgotten = fact_delete(character_id=self.get_character().pk, fact_id=fact_id)
+        if forgotten is None:
             raise Http404("no such fact")
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(forgotten.as_json())

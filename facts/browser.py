@@ -20,6 +20,7 @@ from facts.selectors import dedup_pairs_pending, dedup_pairs_pending_count, fact
 from facts.services import fact_archive, fact_delete, fact_restore, fact_update
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
+from nekomem.characters.services import Forgotten
 
 FACTS_PER_PAGE = 50
 PAIRS_SHOWN = 50
@@ -93,9 +94,11 @@ def _edit(character_id: int, data: dict[str, Any]) -> None:
     )
 
 
-def _delete(character_id: int, data: dict[str, Any]) -> None:
-    if not fact_delete(character_id=character_id, fact_id=data["fact_id"]):
+def _delete(character_id: int, data: dict[str, Any]) -> Forgotten:
+    forgotten = fact_delete(character_id=character_id, fact_id=data["fact_id"])
+    if forgotten is None:
         raise Fact.DoesNotExist
+    return forgotten
 
 
 def _archive(character_id: int, data: dict[str, Any]) -> None:
@@ -109,7 +112,8 @@ def _restore(character_id: int, data: dict[str, Any]) -> None:
 @dataclass(frozen=True)
 class FactAction:
     form: type[FactActionForm]
-    run: Callable[[int, dict[str, Any]], None]  # one service call; Fact.DoesNotExist or ValueError refuse
+    # One service call; Fact.DoesNotExist or ValueError refuse. A deletion returns what it removed.
+    run: Callable[[int, dict[str, Any]], Forgotten | None]
     done: str  # the message of success, before the fact's id
 
 
@@ -135,13 +139,14 @@ def fact_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
     else:
         fact_id = form.cleaned_data["fact_id"]
         try:
-            chosen.run(character.pk, form.cleaned_data)
+            forgotten = chosen.run(character.pk, form.cleaned_data)
         except Fact.DoesNotExist:
             messages.error(request, f"未修改：没有这条事实 Nothing changed, no such fact: {fact_id}")
         except ValueError as exc:
             messages.error(request, f"未修改 Nothing changed: {exc}")
         else:
-            messages.success(request, f"{chosen.done}: {fact_id}")
+            removed = f" ({forgotten.summary()})" if forgotten is not None else ""
+            messages.success(request, f"{chosen.done}: {fact_id}{removed}")
     # ``back`` is the list's query string (filters, page): the answer lands where the action was taken.
     back = QueryDict(request.POST.get("back", "")).urlencode()
     return redirect(reverse("browser-facts", kwargs={"name": name}) + (f"?{back}" if back else ""))

@@ -170,7 +170,8 @@ if IS_SQLITE:
         # lock on the embedded default (see nekomem/characters/locks.py).
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000; "
+        "PRAGMA secure_delete=ON;",  # a deleted row's bytes are zeroed in the file, not left in free pages
     }
     _db["TEST"] = {"NAME": str(VAR_DIR / f"test_{os.getpid()}.sqlite3")}
 elif _db["ENGINE"].endswith("postgresql"):

@@ -139,10 +139,10 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
 
     def destroy(self, request: Request, name: str, entry_id: str) -> Response:
         try:
-            persona_entry_delete(character_id=self.get_character().pk, entry_id=entry_id)
+            forgotten = persona_entry_delete(character_id=self.get_character().pk, entry_id=entry_id)
         except PersonaEntry.DoesNotExist:
             raise Http404("no such entry") from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(forgotten.as_json())
 
     @extend_schema(request=None, responses=PersonaEntrySerializer)
     @action(detail=True, methods=["post"])

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404, redirect_back, report_invalid
 from nekomem.browser.registry import LayerPage
+from nekomem.characters.services import Forgotten
 from nekomem.errors import Conflict
 from persona.api import EntryCreateSerializer, EntryEditSerializer, ResolveSerializer
 from persona.models import PersonaEntry
@@ -186,13 +187,14 @@ def _entry_changed(
 ) -> HttpResponse:
     """Run one entry change; an unknown or card entry is refused with a message and nothing written."""
     try:
-        change()
+        result = change()
     except PersonaEntry.DoesNotExist:
         messages.error(request, f"没有这个条目 No such entry: {entry_id}")
     except Conflict:
         messages.error(request, PROTECTED_REFUSAL)
     else:
-        messages.success(request, f"{done}: {entry_id}")
+        removed = f" ({result.summary()})" if isinstance(result, Forgotten) else ""
+        messages.success(request, f"{done}: {entry_id}{removed}")
     return _back(request, name)
 
 

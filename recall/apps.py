@@ -16,6 +16,10 @@ class RecallConfig(AppConfig):
 
         register_character_forget("recall_indexes", index_cache.character_forget)
 
+        from nekomem.characters.services import register_memory_forgotten
+
+        register_memory_forgotten("recall", index_cache.recall_forget_apply)
+
         from nekomem.runtime.warmups import register_warm_up
         from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
         from recall.locale import warm_holiday_calendar

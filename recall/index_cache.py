@@ -37,6 +37,7 @@ from recall.selectors import (
     NotRead,
     PoolReader,
     RawLogMarks,
+    character_forgotten_version,
     character_incarnation,
     character_memory_version,
     raw_log_marks,
@@ -82,6 +83,7 @@ class _Entry:
     raw_built: RawLogMarks | None = None  # the cursor and count read before the build read the raw turns
     saving: bool = False
     filling: bool = False  # queued for, or in, the vector filler
+    saved_version: int | None = None  # the version of the snapshot this process wrote or loaded
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
@@ -316,8 +318,16 @@ def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace 
     if saved is None:
         return None
     version, index = saved
+    if version < (character_forgotten_version(character_id=character_id) or 0):
+        # Saved before a deletion (by a process that was saving while it happened): it may hold the
+        # forgotten text, so it goes rather than waits for the next save to replace it.
+        assert path is not None
+        path.unlink(missing_ok=True)
+        counters["snapshots_forgotten"] += 1
+        return None
     entry = _Entry(version=version, model_id=model_id, stop_names=stop_names, index=index)
     entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
+    entry.saved_version = version
     with entry.lock:
         if not _catch_up(entry, character_id=character_id, space=space):
             return None
@@ -363,7 +373,13 @@ def _save(entry: _Entry, *, character_id: int) -> None:
         version = entry.version  # read before the index is taken: never newer than what it holds
         entry.saved_fills = entry.index.filled_vectors
         entry.saved_changes = entry.index.changed_rows
-        snapshot_write(path, version=version, index=entry.index)
+        written = snapshot_write(path, version=version, index=entry.index)
+        if written:
+            entry.saved_version = version
+        if written and version < (character_forgotten_version(character_id=character_id) or 0):
+            # A deletion committed while this index (from before it) was being saved: drop the file.
+            path.unlink(missing_ok=True)
+            counters["snapshots_forgotten"] += 1
 
 
 def _store(character_id: int, entry: _Entry, *, replace: bool = False) -> None:
@@ -401,6 +417,7 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in changes.rows):
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
+    removed = 0
     for pool, reader in RECALL_POOLS.items():
         changed = changes.rows.get(pool, set())
         vector_keys = vectors.get(pool, set()) - changed
@@ -409,13 +426,14 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
             vector_keys = set()
         if not changed and not vector_keys:
             continue
-        entry.index.apply(
-            pool=pool,
-            **_current_rows(
-                reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
-            ),
+        current = _current_rows(
+            reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
         )
+        removed += len(current["removed"])
+        entry.index.apply(pool=pool, **current)
     entry.version = changes.through
+    if removed:
+        _drop_forgotten_snapshots(entry, character_id=character_id)
     counters["deltas"] += 1
     counters["delta_rows"] += size
     logger.info(
@@ -428,6 +446,18 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     if entry.index.deferred_vectors:
         _vector_filler.request(entry, character_id=character_id, space=space)
     return True
+
+
+def _drop_forgotten_snapshots(entry: _Entry, *, character_id: int) -> None:
+    """Rows went: if one was forgotten (a deletion by any process, ``Character.forgotten_version``)
+    after the snapshot this process saved or loaded, that file may hold its text, so it goes now
+    rather than at the next save (a server whose var/ the deleting process does not share)."""
+    saved = entry.saved_version
+    if saved is None or saved >= (character_forgotten_version(character_id=character_id) or 0):
+        return
+    snapshots_remove(character_id=character_id)
+    entry.saved_version = None
+    counters["snapshots_forgotten"] += 1
 
 
 def _current_rows(
@@ -708,3 +738,33 @@ def character_forget(character_id: int) -> None:
     with _lock:
         _cache.pop(character_id, None)
     snapshots_remove(character_id=character_id)
+
+
+def recall_forget_apply(character_id: int) -> dict[str, int]:
+    """After a deletion: this process's index applies it (its rows tombstoned and their text blanked)
+    before the delete returns, and the saved snapshots, which may hold the text, are dropped; the index
+    just brought up to date is saved in their place. Other workers apply the change at their next query
+    (the change log), and drop a snapshot older than the deletion instead of loading it."""
+    characters = recall_characters(ids=[character_id])
+    if not characters:  # the whole character went
+        with _lock:
+            held = _cache.pop(character_id, None) is not None
+        return {"recall_indexes": int(held), "index_snapshots": snapshots_remove(character_id=character_id)}
+    character = characters[0]
+    with _lock:
+        held = character_id in _cache
+    if held:
+        recall_index(
+            character_id=character_id,
+            stop_names=character.stop_names,
+            space=vector_space(),
+            version=character.memory_version,
+            patient=True,
+        )
+    dropped = snapshots_remove(character_id=character_id)
+    with _lock:
+        entry = _cache.get(character_id)
+    if entry is not None and dropped and entry.version >= character.memory_version:
+        with entry.lock:
+            _save(entry, character_id=character_id)
+    return {"recall_indexes": int(held), "index_snapshots": dropped}

@@ -448,6 +448,12 @@ def character_memory_version(*, character_id: int) -> int | None:
     return int(row) if row is not None else None
 
 
+def character_forgotten_version(*, character_id: int) -> int | None:
+    """The ``memory_version`` of the character's last deletion: a saved index older may hold its text."""
+    row: Any = Character.objects.filter(pk=character_id).values_list("forgotten_version", flat=True).first()
+    return int(row) if row is not None else None
+
+
 def character_incarnation(*, character_id: int) -> str | None:
     """What tells this character apart from one given the same key in a recreated database."""
     created: Any = Character.objects.filter(pk=character_id).values_list("created_at", flat=True).first()

@@ -9,11 +9,14 @@ from nekomem.api import CharacterScopedMixin
 from nekomem.runtime.api import SwitchConfigView
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW
 from recent.models import RawMessage, RecentMessage
-from recent.selectors import recent_window_dicts, window_fingerprint
+from recent.selectors import raw_log_forget_preview, recent_window_dicts, window_fingerprint
 from recent.services import (
     MAX_MESSAGE_CHARS,
     MAX_WINDOW_CHARS,
     MAX_WINDOW_MESSAGES,
+    RangeRefused,
+    raw_log_forget,
+    raw_log_range_check,
     recent_window_replace,
 )
 
@@ -96,3 +99,40 @@ class RecentWindowView(CharacterScopedMixin, APIView):
         return Response(
             {"messages": messages, "fingerprint": window_fingerprint(messages), "need_refresh": True}
         )
+
+
+class RawForgetSerializer(serializers.Serializer):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    preview = serializers.BooleanField(default=False)
+
+
+class RawForgetView(CharacterScopedMixin, APIView):
+    """Forget a time range [start, end) of the raw log with every copy of its turns. ``preview``: what
+    would go (the count and the first turns), nothing removed. Answers the counts of what was removed."""
+
+    serializer_class = RawForgetSerializer
+
+    def post(self, request: Request, name: str) -> Response:
+        character = self.get_character()
+        incoming = RawForgetSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            start, end = raw_log_range_check(
+                start=incoming.validated_data["start"], end=incoming.validated_data["end"]
+            )
+        except RangeRefused as exc:
+            return Response({"error": str(exc)}, status=400)
+        if incoming.validated_data["preview"]:
+            count, turns = raw_log_forget_preview(character_id=character.pk, start=start, end=end)
+            return Response(
+                {
+                    "count": count,
+                    "turns": [
+                        {"id": t.id, "timestamp": t.timestamp.isoformat(), "type": t.type, "text": t.text}
+                        for t in turns
+                    ],
+                }
+            )
+        forgotten = raw_log_forget(character_id=character.pk, start=start, end=end)
+        return Response(forgotten.as_json())

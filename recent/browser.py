@@ -13,11 +13,11 @@ from datetime import date, datetime, time, timedelta
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
@@ -25,12 +25,14 @@ from nekomem.textproc import message_text
 from recent.models import RawMessage
 from recent.selectors import (
     raw_log_first_from,
+    raw_log_forget_preview,
     raw_log_last_before,
     raw_log_last_timestamp,
     raw_log_rows,
     recent_window_count,
     theater_capsule_list,
 )
+from recent.services import RangeRefused, raw_log_forget, raw_log_range_check
 from recent.services.theater import theater_capsule_delete
 
 RAW_ROWS_PER_PAGE = 100
@@ -128,3 +130,45 @@ def theater_capsule_forget(request: HttpRequest, name: str, capsule_id: int) -> 
     removed = theater_capsule_delete(character_id=character.pk, capsule_id=capsule_id)
     messages.success(request, f"已删除 Removed {removed.removed_recent}")
     return redirect("browser-recent", name=character.name)
+
+
+def _range_asked(data: QueryDict) -> tuple[datetime, datetime]:
+    """The browser's ``datetime-local`` pair, read in the server's time zone (raises RangeRefused)."""
+    try:
+        start, end = (
+            timezone.make_aware(datetime.fromisoformat(data.get(key, "").strip())) for key in ("start", "end")
+        )
+    except ValueError:
+        raise RangeRefused("start and end must be dates and times (YYYY-MM-DDTHH:MM)") from None
+    return raw_log_range_check(start=start, end=end)
+
+
+@require_http_methods(["GET", "POST"])
+@browser_page
+def raw_forget(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: a preview of the raw turns a range would forget; POST: forget them, and say what went."""
+    character = character_or_404(name)
+    try:
+        start, end = _range_asked(request.POST if request.method == "POST" else request.GET)
+    except RangeRefused as exc:
+        messages.error(request, f"未修改 Nothing changed: {exc}")
+        return redirect("browser-recent", name=character.name)
+    if request.method == "POST":
+        forgotten = raw_log_forget(character_id=character.pk, start=start, end=end)
+        messages.success(request, f"已忘记 Forgotten: {forgotten.summary() or 0}")
+        return redirect("browser-recent", name=character.name)
+    count, turns = raw_log_forget_preview(character_id=character.pk, start=start, end=end)
+    return render(
+        request,
+        "browser/recent/forget.html",
+        {
+            "character": character,
+            "active_tab": "recent",
+            "start": start,
+            "end": end,
+            "start_value": timezone.localtime(start).strftime("%Y-%m-%dT%H:%M:%S"),
+            "end_value": timezone.localtime(end).strftime("%Y-%m-%dT%H:%M:%S"),
+            "count": count,
+            "turns": turns,
+        },
+    )

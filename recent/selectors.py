@@ -3,6 +3,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -266,3 +267,32 @@ def assistant_replies_newest(*, character_id: int, limit: int) -> list[str]:
         if len(page) < _REPLY_SCAN_PAGE:
             break
     return replies
+
+
+@dataclass(frozen=True)
+class RawTurnShown:
+    id: int
+    timestamp: datetime
+    type: str
+    text: str
+
+
+def raw_turn_shown(row: RawMessage) -> RawTurnShown:
+    """A raw row as a person reads it: its type and the text of its content (as stored if unreadable)."""
+    try:
+        message = json.loads(row.message)
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        return RawTurnShown(row.pk, row.timestamp, "?", row.message)
+    data = message.get("data")
+    content = data.get("content") if isinstance(data, dict) else None
+    return RawTurnShown(row.pk, row.timestamp, str(message.get("type", "?")), message_text(content))
+
+
+def raw_log_forget_preview(
+    *, character_id: int, start: datetime, end: datetime, limit: int = 50
+) -> tuple[int, list[RawTurnShown]]:
+    """What forgetting [start, end) would remove: how many raw turns, and the first ``limit`` of them."""
+    rows = raw_log_rows(character_id=character_id, start=start, end=end)
+    return rows.count(), [raw_turn_shown(row) for row in rows[:limit]]

@@ -20,6 +20,7 @@ from reflections.selectors import reflection_list
 from reflections.services import (
     reflection_archive,
     reflection_confirm,
+    reflection_delete,
     reflection_deny,
     reflection_edit,
     reflection_restore,
@@ -135,6 +136,15 @@ class ReflectionViewSet(
         except Reflection.DoesNotExist:
             raise Http404("no such reflection") from None
         return Response(ReflectionSerializer(reflection).data)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def destroy(self, request: Request, name: str, reflection_id: str) -> Response:
+        """Delete the reflection and every copy of its text; answers what was removed."""
+        try:
+            forgotten = reflection_delete(character_id=self.get_character().pk, reflection_id=reflection_id)
+        except Reflection.DoesNotExist:
+            raise Http404("no such reflection") from None
+        return Response(forgotten.as_json())
 
     @extend_schema(request=None, responses=ReflectionSerializer)
     @action(detail=True, methods=["post"])

@@ -8,7 +8,7 @@ urlpatterns = [
     path(_BASE, ReflectionViewSet.as_view({"get": "list"}), name="api-reflections"),
     path(
         _BASE + "<str:reflection_id>/",
-        ReflectionViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
+        ReflectionViewSet.as_view({"get": "retrieve", "patch": "partial_update", "delete": "destroy"}),
         name="api-reflection",
     ),
     *(

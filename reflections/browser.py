@@ -20,6 +20,7 @@ from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404, redirect_back, report_invalid
 from nekomem.browser.registry import LayerPage
 from nekomem.characters.models import Character
+from nekomem.characters.services import Forgotten
 from nekomem.errors import Conflict
 from reflections.api import ReflectionEditSerializer
 from reflections.models import Reflection, SurfacedReflection
@@ -27,6 +28,7 @@ from reflections.selectors import reflection_browse, source_fact_texts, surfaced
 from reflections.services import (
     reflection_archive,
     reflection_confirm,
+    reflection_delete,
     reflection_deny,
     reflection_edit,
     reflection_restore,
@@ -45,11 +47,12 @@ LAYER_PAGE = LayerPage(
 )
 
 # verb → (service, what the message says was done)
-ACTIONS: dict[str, tuple[Callable[..., Reflection], str]] = {
+ACTIONS: dict[str, tuple[Callable[..., object], str]] = {
     "confirm": (reflection_confirm, "已确认 Confirmed"),
     "deny": (reflection_deny, "已否定 Denied"),
     "archive": (reflection_archive, "已归档 Archived"),
     "restore": (reflection_restore, "已恢复为待确认 Restored as pending"),
+    "delete": (reflection_delete, "已删除 Deleted"),
 }
 
 
@@ -168,11 +171,12 @@ def _acted(
 ) -> HttpResponse:
     """Run one change; an unknown reflection or a refused transition writes nothing and says why."""
     try:
-        change()
+        result = change()
     except Reflection.DoesNotExist:
         messages.error(request, f"没有这条反思 No such reflection: {reflection_id}")
     except Conflict as exc:
         messages.error(request, f"操作被拒绝 Refused: {exc}")
     else:
-        messages.success(request, f"{done}: {reflection_id}")
+        removed = f" ({result.summary()})" if isinstance(result, Forgotten) else ""
+        messages.success(request, f"{done}: {reflection_id}{removed}")
     return _back(request, name)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from facts.models import RECALL_POOL, Fact
+from facts.models import RECALL_POOL, Fact, FactDedupPair
 from facts.services.records import fact_hash
 from facts.services.tokens import fact_index_add, fact_index_forget
 from nekomem.characters.locks import lock_character, lock_rows
-from nekomem.characters.services import character_memory_changed
+from nekomem.characters.services import (
+    Forgotten,
+    character_memory_changed,
+    character_memory_forgotten,
+    memory_forgotten_apply,
+)
+from nekomem.journal.services import events_redact
 
 
 def fact_text_set(*, fact: Fact, text: str) -> None:
@@ -60,13 +67,37 @@ def fact_update(
     return fact
 
 
-def fact_delete(*, character_id: int, fact_id: str) -> bool:
+def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
+    """Delete the fact and every copy of its text: its vector and near-duplicate tokens (on its row or
+    cascaded), the arbitration records that copied it, then, before returning, this process's recall
+    index and the saved snapshots (``memory_forgotten_apply``). None when there is no such fact."""
     with transaction.atomic():
         lock_character(character_id)
-        doomed = list(
-            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", flat=True)
+        found = list(
+            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", "text")
         )
-        deleted, _ = Fact.objects.filter(pk__in=doomed).delete()
-        if deleted:
-            character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
-    return bool(deleted)
+        if not found:
+            return None
+        doomed = [pk for pk, _ in found]
+        # ``fact.added`` carries the fact as its file entry: the event stays (replay), its text goes.
+        events = events_redact(
+            character_id=character_id, texts=[text for _, text in found], match=Q(payload__id=fact_id)
+        )
+        vectors = Fact.objects.filter(pk__in=doomed).exclude(embedding="").count()
+        # Arbitration records stay (a pending pair closes as "fact_gone"), without this fact's text.
+        texts = [text for _, text in found]
+        pairs = FactDedupPair.objects.filter(character_id=character_id)
+        blanked = pairs.filter(Q(candidate_id__in=doomed) | Q(candidate_fact_id=fact_id)).update(
+            candidate_text=""
+        )
+        blanked += pairs.filter(Q(existing_id__in=doomed) | Q(existing_fact_id=fact_id)).update(
+            existing_text=""
+        )
+        blanked += pairs.filter(merged_text__in=texts).update(merged_text="")
+        deleted = Fact.objects.filter(pk__in=doomed).delete()[1].get(Fact._meta.label, 0)
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
+        character_memory_forgotten(character_id=character_id)
+    return memory_forgotten_apply(
+        character_id=character_id,
+        rows={"facts": deleted, "vectors": vectors, "dedup_records": blanked, "journal_texts": events},
+    )

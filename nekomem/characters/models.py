@@ -42,10 +42,16 @@ class Character(models.Model):
         "them: a recall cache that has read as many has every raw turn.",
     )
 
+    forgotten_version = models.PositiveBigIntegerField(
+        default=0,
+        help_text="The memory_version of the last deletion (a forgotten row): a saved recall index older "
+        "than it may hold the forgotten text and is dropped, never loaded.",
+    )
+
     # Counters that services bump with F() in the writer's own transaction (recall caches compare them).
     # A save of an instance read earlier (the admin's form, the API's update) must not write back the
     # value it read: a count gone back would make a cache take a later count for one it has seen.
-    SERVICE_COUNTERS = ("memory_version", "raw_rows_written")
+    SERVICE_COUNTERS = ("memory_version", "raw_rows_written", "forgotten_version")
 
     class Meta:
         ordering = ["name"]

@@ -113,6 +113,53 @@ def character_raw_rows_counted(*, character_id: int, rows: int) -> None:
         Character.objects.filter(pk=character_id).update(raw_rows_written=F("raw_rows_written") + rows)
 
 
+# --- forgetting: a deleted row's text leaves every copy -------------------------------------------------
+
+# What a process keeps of a character's memory outside its rows (recall indexes and their snapshots, the
+# install folder's files): each owner registers how to bring it up to date after a deletion, from its
+# AppConfig.ready(), and returns how many copies it removed or rewrote, by name.
+MemoryForgotten = Callable[[int], dict[str, int]]
+_forgotten_hooks: dict[str, MemoryForgotten] = {}
+
+
+def register_memory_forgotten(name: str, hook: MemoryForgotten) -> None:
+    _forgotten_hooks[name] = hook
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What one deletion removed: the layer's rows (by kind) and the copies elsewhere (by owner)."""
+
+    rows: dict[str, int]
+    copies: dict[str, int]
+
+    def as_json(self) -> dict[str, dict[str, int]]:
+        return {"removed": dict(self.rows), "copies": dict(self.copies)}
+
+    def summary(self) -> str:
+        parts = {**self.rows, **self.copies}
+        return ", ".join(f"{name} {count}" for name, count in parts.items() if count)
+
+
+def character_memory_forgotten(*, character_id: int) -> None:
+    """Inside the deleting transaction, after ``character_memory_changed``: a saved copy (a recall
+    snapshot) older than this version may hold the deleted text, so it is dropped, never loaded."""
+    Character.objects.filter(pk=character_id).update(forgotten_version=F("memory_version"))
+
+
+def memory_forgotten_apply(*, character_id: int, rows: dict[str, int]) -> Forgotten:
+    """After the deleting transaction: every registered owner brings this process's copies up to date
+    (its recall index, the snapshots on disk, the folder's files) before the delete returns. Other
+    processes apply the change log at their next query, as for any change."""
+    copies: dict[str, int] = {}
+    for owner, hook in _forgotten_hooks.items():
+        try:
+            copies.update(hook(character_id))
+        except Exception:  # the rows are gone; a copy not updated here is caught up at its next read
+            logger.exception("forgetting character=%s in %s failed", character_id, owner)
+    return Forgotten(rows=rows, copies=copies)
+
+
 # --- rename and delete ----------------------------------------------------------------------------------
 
 # What a process keeps per character outside the database (a layer's caches, its files under var/):
@@ -181,6 +228,9 @@ def character_delete(*, name: str) -> CharacterFootprint:
         footprint = character_footprint(character_id=character.pk)
         Character.objects.filter(pk=character.pk).delete()
         _forget_after_commit(character_id=character.pk, names=(name,))
+    # Before the delete returns (and whether or not an outer transaction defers the hooks above): this
+    # process's index and the snapshots on disk go; other processes find no character at their next query.
+    memory_forgotten_apply(character_id=character.pk, rows={})
     logger.info("character deleted id=%s rows=%d", character.pk, footprint.total)
     return footprint
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -425,3 +425,44 @@ def work_retention(*, now: datetime | None = None) -> RetentionReport:
             report.task_failures,
         )
     return report
+
+
+def events_redact(*, character_id: int, texts: Collection[str], match: Q) -> int:
+    """Blank, in the character's events that ``match``, every string that holds one of ``texts`` (a
+    forgotten row's text: the journal must not keep a copy). The events stay, so replay and the
+    applied sentinel are unchanged; returns how many events were rewritten."""
+    wanted = [text for text in texts if text]
+    if not wanted:
+        return 0
+    rewritten = 0
+    for pk, payload in Event.objects.filter(match, character_id=character_id).values_list("pk", "payload"):
+        blanked = _blanked(payload, wanted)
+        if blanked != payload:
+            Event.objects.filter(pk=pk).update(payload=blanked)
+            rewritten += 1
+    return rewritten
+
+
+def _blanked(value: Any, texts: list[str]) -> Any:
+    if isinstance(value, str):
+        return "" if any(text in value for text in texts) else value
+    if isinstance(value, list):
+        return [_blanked(item, texts) for item in value]
+    if isinstance(value, dict):
+        return {key: _blanked(item, texts) for key, item in value.items()}
+    return value
+
+
+def outbox_ops_redact(*, character_id: int, texts: Collection[str]) -> int:
+    """Blank ``texts`` in the character's outbox ops (a turn's op carries its messages): a forgotten turn
+    is neither kept there nor extracted later. Returns how many ops were rewritten."""
+    wanted = [text for text in texts if text]
+    if not wanted:
+        return 0
+    rewritten = 0
+    for pk, payload in OutboxOp.objects.filter(character_id=character_id).values_list("pk", "payload"):
+        blanked = _blanked(payload, wanted)
+        if blanked != payload:
+            OutboxOp.objects.filter(pk=pk).update(payload=blanked)
+            rewritten += 1
+    return rewritten

@@ -5,12 +5,20 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
+from nekomem.characters.services import (
+    Forgotten,
+    character_memory_changed,
+    character_memory_forgotten,
+    memory_forgotten_apply,
+)
 from nekomem.errors import Conflict
-from persona.models import PersonaEntry
-from persona.services.entries import AddResult, entry_add, entry_event, entry_text_replace, persona_prepare
+from nekomem.journal.services import event_append, events_redact
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
 
 
 def _editable(*, character_id: int, entry_id: str) -> PersonaEntry:
@@ -48,9 +56,35 @@ def persona_entry_edit(
     return entry
 
 
-def persona_entry_delete(*, character_id: int, entry_id: str) -> None:
+def persona_entry_delete(*, character_id: int, entry_id: str) -> Forgotten:
+    """Delete the entry and the copies of its text: the corrections that quote it and the text in its
+    earlier journal events (the removal event replays by id alone); then the copies outside the
+    database (``memory_forgotten_apply``). The version bump without a pool makes every process's
+    render of the persona, and its recall index, read the rows again."""
     with transaction.atomic():
         lock_character(character_id)
         entry = _editable(character_id=character_id, entry_id=entry_id)
-        entry_event(entry, "persona.entry_updated", removed=True, reason="manual_delete")
+        texts = {entry.text, *(str(old) for old in entry.version_history if old)}
+        corrections, _ = PersonaCorrection.objects.filter(
+            Q(old_text__in=texts) | Q(new_text__in=texts), character_id=character_id
+        ).delete()
+        events = events_redact(
+            character_id=character_id, texts=texts, match=Q(payload__entry__id=entry.entry_id)
+        )
+        event_append(
+            character_id=character_id,
+            event_type="persona.entry_updated",
+            payload={
+                "section": entry.section,
+                "entry": {"id": entry.entry_id},
+                "removed": True,
+                "reason": "manual_delete",
+            },
+        )
         entry.delete()
+        character_memory_changed(character_id=character_id)
+        character_memory_forgotten(character_id=character_id)
+    return memory_forgotten_apply(
+        character_id=character_id,
+        rows={"persona_entries": 1, "corrections": corrections, "journal_texts": events},
+    )

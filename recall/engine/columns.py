@@ -58,6 +58,32 @@ class StringColumn:
         if trim:
             self._blob = bytearray(self._blob)
 
+    def blank(self, row: int) -> None:
+        """Empty every field of ``row`` (a forgotten row: its text must not stay in memory, nor reach a
+        saved snapshot, even compressed). The rows after it in its block move up; other blocks keep
+        their bytes."""
+        block = row // self.BLOCK
+        first_row = block * self.BLOCK
+        last_row = min(self._rows, first_row + self.BLOCK)
+        sealed = block < len(self._block_ends)
+        raw = bytearray(self._block(block)) if sealed else self._pending
+        rows = [self._fields(bytes(raw), r) for r in range(first_row, last_row)]
+        rows[row - first_row] = ("",) * self.fields
+        rebuilt = bytearray()
+        for offset, values in enumerate(rows):
+            for field, value in enumerate(values):
+                rebuilt += value.encode("utf-8", "surrogatepass")
+                self._ends[(first_row + offset) * self.fields + field] = len(rebuilt)
+        if not sealed:
+            self._pending = rebuilt
+            return
+        start = self._block_ends[block - 1] if block else 0
+        packed = zlib.compress(bytes(rebuilt), 6)
+        shift = len(packed) - (self._block_ends[block] - start)
+        self._blob[start : self._block_ends[block]] = packed
+        for later in range(block, len(self._block_ends)):
+            self._block_ends[later] += shift
+
     def _block(self, block: int) -> bytes:
         start = self._block_ends[block - 1] if block else 0
         return zlib.decompress(self._blob[start : self._block_ends[block]])

@@ -204,6 +204,7 @@ class RecallIndex:
         for view in self.views.values():
             view.remove(row)
         self.alive[row] = False
+        self.rows.strings.blank(row)  # a deleted text leaves no copy in memory or a later snapshot
         self.has_vector[row] = False
         if self.matrix is not None:
             self.matrix[row] = 0.0  # as a row without a vector is (and is saved)

@@ -5,7 +5,7 @@ from reflections.services.archive import (
     reflection_restore,
     reflections_archive_sweep,
 )
-from reflections.services.editing import reflection_edit
+from reflections.services.editing import reflection_delete, reflection_edit
 from reflections.services.lifecycle import (
     reflection_confirm,
     reflection_deny,
@@ -33,6 +33,7 @@ __all__ = [
     "followup_topics",
     "reflection_archive",
     "reflection_confirm",
+    "reflection_delete",
     "reflection_deny",
     "reflection_edit",
     "reflection_restore",

@@ -10,12 +10,18 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from nekomem.characters.services import character_memory_changed
-from nekomem.journal.services import event_append
+from nekomem.characters.services import (
+    Forgotten,
+    character_memory_changed,
+    character_memory_forgotten,
+    memory_forgotten_apply,
+)
+from nekomem.journal.services import event_append, events_redact
 from nekomem.textproc import count_tokens
-from reflections.models import RECALL_POOL, Reflection
+from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
 from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
 from reflections.services.lifecycle import reflection_locked
 
@@ -57,3 +63,30 @@ def reflection_edit(
         )
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[reflection.pk])
     return reflection
+
+
+def reflection_delete(*, character_id: int, reflection_id: str) -> Forgotten:
+    """Delete the reflection and the copies of its text: its surfaced record and the text in its journal
+    events (the original has no deletion event: the events stay, blanked); then the copies outside the
+    database, this process's recall index first (``memory_forgotten_apply``). Raises
+    ``Reflection.DoesNotExist``."""
+    with transaction.atomic():
+        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
+        vectors = int(bool(reflection.embedding))
+        surfaced, _ = SurfacedReflection.objects.filter(
+            character_id=character_id, reflection_id=reflection.reflection_id
+        ).delete()
+        events = events_redact(
+            character_id=character_id,
+            texts=[reflection.text],
+            match=Q(payload__id=reflection.reflection_id)
+            | Q(payload__reflection_id=reflection.reflection_id),
+        )
+        key = reflection.pk
+        reflection.delete()
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[key])
+        character_memory_forgotten(character_id=character_id)
+    return memory_forgotten_apply(
+        character_id=character_id,
+        rows={"reflections": 1, "vectors": vectors, "surfaced": surfaced, "journal_texts": events},
+    )

@@ -64,7 +64,8 @@ def test_retrieve_edit_and_delete(client, facts, character):
     assert Character.objects.get(pk=character.pk).memory_version == version + 1
     assert client.patch(url, {"importance": 0}, content_type="application/json").status_code == 400
     assert client.get(f"{URL}{facts['other'].fact_id}/").status_code == 404  # another character's fact
-    assert client.delete(url).status_code == 204
+    deleted = client.delete(url)
+    assert deleted.status_code == 200 and deleted.json()["removed"]["facts"] == 1
     assert client.delete(url).status_code == 404
 
 

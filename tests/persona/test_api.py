@@ -31,7 +31,8 @@ def test_add_edit_and_delete_through_the_api(client, character):
         edited["text"] == "主人会做抹茶提拉米苏"
         and edited["version_history"][0]["text"] == "主人会做提拉米苏"
     )
-    assert client.delete(base(character) + f"entries/{entry_id}/").status_code == 204
+    deleted = client.delete(base(character) + f"entries/{entry_id}/")
+    assert deleted.status_code == 200 and deleted.json()["removed"]["persona_entries"] == 1
     assert client.get(base(character) + f"entries/{entry_id}/").status_code == 404
 
 

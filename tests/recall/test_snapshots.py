@@ -96,3 +96,19 @@ def test_an_unwritable_folder_is_no_save_and_no_error(tmp_path) -> None:
     blocked.write_text("not a folder")
     assert snapshot_write(blocked / "index.snapshot", version=1, index=index_of(4)) is False
     assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_a_removed_row_leaves_no_text_in_the_index_or_its_snapshot(tmp_path) -> None:
+    index = index_of(70)  # three blocks of the string column: first, middle and the open last one
+    for key in (3, 40, 69):
+        index.apply(pool=POOL, removed=[key])
+    texts = list(index.rows.strings.column(1))
+    assert [t for t in texts if "第3种" in t or "第40种" in t or "第69种" in t] == []
+    assert texts[4] == "主人喜欢第4种茶 tea number 4" and texts[41] == "主人喜欢第41种茶 tea number 41"
+    assert "f41" in ids(index, "第41种茶")
+    path = tmp_path / "index.snapshot"
+    assert snapshot_write(path, version=2, index=index)
+    saved = snapshot_read(path)
+    assert saved is not None
+    assert not [t for t in saved[1].rows.strings.column(1) if "第40种" in t]
+    assert "f68" in ids(saved[1], "第68种茶")
