@@ -18,6 +18,7 @@ from facts.services import facts_subject_forget
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_forgotten, memory_forgotten_apply
 from nekomem.language.codes import supported_language
 from nekomem.subjects import Subject
 from nekomem.textproc import count_tokens
@@ -184,6 +185,13 @@ def scoped_forget(
             .count()
         )
         SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys).delete()
+        removed = {name: count for name, count in counts.items() if isinstance(count, int) and count}
+        if removed:
+            character_memory_forgotten(character_id=character_id)
+    if removed:
+        # As every other deletion: this process's recall index and saved snapshots lose the subject's
+        # texts before the answer (other workers apply the change log at their next query).
+        memory_forgotten_apply(character_id=character_id, rows=removed)
     return Forgotten(subject=subject, forgotten_subjects=keys, counts=counts)
 
 

@@ -182,3 +182,37 @@ def test_a_deleted_text_is_found_nowhere(kind: str, marker: str, tmp_path: Path)
     if kind != "character":
         # The rest of the memory is still there.
         assert "主人每天早上喝一杯冰美式" in recalled(name, "冰美式")
+
+
+def test_a_forgotten_group_chat_subject_is_found_nowhere(internal_client, tmp_path: Path) -> None:
+    """``scoped_forget`` removes a subject's texts from every copy, like any other deletion: this
+    process's index and the saved snapshots included."""
+    marker = "qxgroupsubjectmarker"
+    name = "忘记群聊"
+    character = seeded(name, marker)
+    subject = {"subject_kind": "group_chat", "subject_id": "qq:7788"}
+    base = f"/internal/memory/{quote(name)}"
+
+    def scoped_recall() -> list[str]:
+        body = {"query": marker, "subjects": [subject]}
+        answer = internal_client.post(f"/query_memory/{quote(name)}", body, content_type="application/json")
+        return [row["text"] for row in answer.json()["results"]]
+
+    stored = internal_client.post(
+        f"{base}/scoped_facts",
+        {"subject": subject, "facts": [{"text": f"群里的暗号是 {marker}"}]},
+        content_type="application/json",
+    )
+    assert stored.status_code == 200, stored.content
+    index_cache.character_forget(character.pk)
+    assert [t for t in scoped_recall() if marker in t]
+    assert marker in "".join(cached_texts(character.pk))
+    assert [t for t in snapshot_texts()[1] if marker in t]
+
+    forgot = internal_client.post(
+        f"{base}/scoped_forget", {"subject": subject}, content_type="application/json"
+    )
+    assert forgot.json()["status"] == "forgotten", forgot.content
+    assert not [t for t in scoped_recall() if marker in t]
+    assert_forgotten(internal_client, tmp_path, character.pk, name, marker)
+    assert "主人每天早上喝一杯冰美式" in recalled(name, "冰美式")
