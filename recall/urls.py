@@ -1,11 +1,16 @@
 from django.urls import path
 
-from recall import scoped_views, views
+from recall import import_views, scoped_views, views
 
 # Names are matched as paths so an encoded slash (``..%2Fetc``) reaches the name check and gets its
 # JSON 400 instead of falling through to a 404.
 
 urlpatterns = [
+    path(
+        "internal/memory/import_external_markdown",
+        import_views.import_external_markdown,
+        name="import_external_markdown",
+    ),
     path("new_dialog/<path:name>", views.new_dialog, name="new_dialog"),
     path("query_memory/<path:name>", views.query_memory, name="query_memory"),
     path("search_for_memory/<str:name>/<path:query>", views.search_for_memory, name="search_for_memory"),
