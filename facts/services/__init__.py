@@ -12,6 +12,7 @@ from facts.services.extraction import (
     facts_extraction_tick,
     stage1_extract,
 )
+from facts.services.imported import ImportedFact, ImportedFacts, facts_import_append
 from facts.services.records import (
     FactDraft,
     clean_event_when,
@@ -33,6 +34,8 @@ from facts.services.vectors import fact_vectors_drop_archived, fact_vectors_writ
 
 __all__ = [
     "FactDraft",
+    "ImportedFact",
+    "ImportedFacts",
     "PersistReport",
     "ScopedExtractionFailed",
     "ScopedFact",
@@ -51,6 +54,7 @@ __all__ = [
     "facts_archive_sweep",
     "facts_extract_turn",
     "facts_extraction_tick",
+    "facts_import_append",
     "facts_mark_absorbed",
     "facts_mark_signal_processed",
     "facts_persist",

@@ -14,6 +14,7 @@ from persona.services.entries import (
     persona_ensure_current,
     persona_prepared_early,
 )
+from persona.services.imported import FusionInputTooLarge, fusion_input_check, persona_import_fuse
 from persona.services.mentions import persona_mentions_record, suppressions_refresh
 from persona.services.promotion import persona_promote_tick, reflection_promote
 from persona.services.scoped import persona_subject_display_name_set, persona_subject_forget
@@ -22,7 +23,9 @@ from persona.services.vectors import persona_entry_vectors_write
 
 __all__ = [
     "AddOutcome",
+    "FusionInputTooLarge",
     "MemoryArchiveReport",
+    "fusion_input_check",
     "memory_archive_sweep",
     "persona_archive_sweep",
     "persona_correction_resolve",
@@ -34,6 +37,7 @@ __all__ = [
     "persona_entry_edit",
     "persona_entry_restore",
     "persona_entry_vectors_write",
+    "persona_import_fuse",
     "persona_mentions_record",
     "persona_prepared_early",
     "persona_promote_tick",

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from facts.services.imported import ImportedFact, facts_import_append
+from facts.services import ImportedFact, facts_import_append
 from nekomem.characters.services import character_get_or_create
 from nekomem.llm import LLMError, LLMUnavailable
-from persona.services.imported import FusionInputTooLarge, fusion_input_check, persona_import_fuse
+from persona.services import FusionInputTooLarge, fusion_input_check, persona_import_fuse
 
 SOURCE_FORMATS = ("openclaw", "hermes")
 ENTITIES = ("master", "neko", "relationship")
