@@ -36,3 +36,10 @@ def corrections_messages(*, name: str, lines: list[str], language: str) -> list[
     return [
         {"role": "user", "content": _pick(language)["corrections"].format(name=name, lines="\n".join(lines))}
     ]
+
+
+def import_fuse_messages(*, entity: str, cap: int, items: list[str], language: str) -> list[dict[str, Any]]:
+    """External Markdown import: fuse one entity's entries into a few statements under ``cap`` tokens."""
+    lines = "\n".join(f"- {item.strip()}" for item in items)
+    prompt = _pick(language)["import_fuse"].format(entity=entity, cap=cap, items=lines)
+    return [{"role": "user", "content": prompt}]

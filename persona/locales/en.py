@@ -54,4 +54,5 @@ Answer with one JSON array only: [{{"index": 0, "action": "merge|keep_new|keep_o
 
 {lines}""",
     "correction_line": "[{index}] existing(trust={old_trust}): {old_text} | new observation(trust={new_trust}): {new_text}",
+    "import_fuse": 'Below are memory entries about "{entity}" that the user brought from another program. Fuse them into a few concise, non-overlapping statements, keeping every concrete detail and inventing nothing. Stay under {cap} tokens in total. Answer with a JSON array of strings only.\n\n{items}',
 }

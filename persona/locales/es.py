@@ -59,4 +59,5 @@ Responde solo con un array JSON: [{{"index": 0, "action": "merge|keep_new|keep_o
 
 {lines}""",
     "correction_line": "[{index}] existente(trust={old_trust}): {old_text} | nueva observación(trust={new_trust}): {new_text}",
+    "import_fuse": "A continuación hay recuerdos sobre «{entity}» que el usuario trajo de otro programa. Fúndelos en unas pocas afirmaciones breves y sin repeticiones, conservando cada dato concreto y sin inventar nada. No pases de {cap} tokens en total. Responde solo con un array JSON de cadenas.\n\n{items}",
 }

@@ -44,4 +44,5 @@ JSON 配列を一つだけ出力してください：[{{"index": 0, "action": "m
 
 {lines}""",
     "correction_line": "[{index}] 既存(trust={old_trust}): {old_text} | 新しい観察(trust={new_trust}): {new_text}",
+    "import_fuse": "以下は、ユーザーが別のプログラムから持ち込んだ「{entity}」についての記憶の項目です。確かな情報はすべて残し、何も作り足さずに、重複のない簡潔な文少数にまとめてください。全体で {cap} トークン以内にしてください。JSON の文字列配列だけを出力してください。\n\n{items}",
 }

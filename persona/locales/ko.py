@@ -44,4 +44,5 @@ JSON 배열 하나만 출력하세요: [{{"index": 0, "action": "merge|keep_new|
 
 {lines}""",
     "correction_line": "[{index}] 기존(trust={old_trust}): {old_text} | 새로운 관찰(trust={new_trust}): {new_text}",
+    "import_fuse": "아래는 사용자가 다른 프로그램에서 가져온 「{entity}」에 관한 기억 항목입니다. 구체적인 정보는 모두 남기고 아무것도 지어내지 말고, 겹치지 않는 간결한 문장 몇 개로 합쳐 주세요. 전체 길이는 {cap} 토큰 이내로 해 주세요. JSON 문자열 배열만 출력하세요.\n\n{items}",
 }

@@ -49,4 +49,5 @@ Responda apenas com um array JSON: [{{"index": 0, "action": "merge|keep_new|keep
 
 {lines}""",
     "correction_line": "[{index}] existente(trust={old_trust}): {old_text} | nova observação(trust={new_trust}): {new_text}",
+    "import_fuse": "Abaixo estão lembranças sobre “{entity}” que o usuário trouxe de outro programa. Funda-as em poucas afirmações curtas e sem repetição, mantendo cada detalhe concreto e sem inventar nada. Fique abaixo de {cap} tokens no total. Responda apenas com um array JSON de strings.\n\n{items}",
 }

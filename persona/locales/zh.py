@@ -44,4 +44,5 @@ text 用条目原本的语言书写，不要翻译。
 
 {lines}""",
     "correction_line": "[{index}] 已有(trust={old_trust}): {old_text} | 新观察(trust={new_trust}): {new_text}",
+    "import_fuse": "下面是用户从其他程序带来的关于「{entity}」的记忆条目。请把它们融合成少量简洁、不重复的陈述，保留所有确切信息，不要编造。总长度不超过 {cap} 个 token。只输出 JSON 字符串数组。\n\n{items}",
 }

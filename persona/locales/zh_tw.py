@@ -44,4 +44,5 @@ text 用條目原本的語言書寫，不要翻譯。
 
 {lines}""",
     "correction_line": "[{index}] 已有(trust={old_trust}): {old_text} | 新觀察(trust={new_trust}): {new_text}",
+    "import_fuse": "下面是使用者從其他程式帶來的關於「{entity}」的記憶條目。請把它們融合成少量簡潔、不重複的陳述，保留所有確切資訊，不要編造。總長度不超過 {cap} 個 token。只輸出 JSON 字串陣列。\n\n{items}",
 }

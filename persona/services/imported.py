@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -20,6 +21,7 @@ from nekomem.language.codes import normalize_language
 from nekomem.llm import chat_json
 from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry
+from persona.prompts import import_fuse_messages
 from persona.services.entries import entry_add, persona_prepare
 from persona.services.records import sha8
 
@@ -28,18 +30,6 @@ IMPORT_SOURCE = "external_import"
 FUSED_TOKEN_CAPS = {"neko": 1000, "master": 600, "relationship": 600}
 FUSION_INPUT_TOKEN_CAP = 6000
 FUSION_TIMEOUT = 120.0
-
-_PROMPTS = {
-    "zh": (
-        "下面是用户从其他程序带来的关于「{entity}」的记忆条目。请把它们融合成少量简洁、不重复的陈述，"
-        "保留所有确切信息，不要编造。总长度不超过 {cap} 个 token。只输出 JSON 字符串数组。\n\n{items}"
-    ),
-    "en": (
-        'Below are memory entries about "{entity}" that the user brought from another program. Fuse them '
-        "into a few concise, non-overlapping statements, keeping every concrete detail and inventing "
-        "nothing. Stay under {cap} tokens in total. Answer with a JSON array of strings only.\n\n{items}"
-    ),
-}
 
 
 class FusionInputTooLarge(ValueError):
@@ -64,11 +54,10 @@ def fusion_input_check(*, texts: Sequence[str]) -> None:
         raise FusionInputTooLarge(f"{tokens} tokens of persona candidates; at most {FUSION_INPUT_TOKEN_CAP}")
 
 
-def _fusion_messages(*, entity: str, texts: Sequence[str], language: str) -> list[dict[str, str]]:
-    template = _PROMPTS.get(language.split("-")[0], _PROMPTS["en"])
-    items = "\n".join(f"- {t.strip()}" for t in texts)
-    cap = FUSED_TOKEN_CAPS.get(entity, 600)
-    return [{"role": "user", "content": template.format(entity=entity, cap=cap, items=items)}]
+def _fusion_messages(*, entity: str, texts: Sequence[str], language: str) -> list[dict[str, Any]]:
+    return import_fuse_messages(
+        entity=entity, cap=FUSED_TOKEN_CAPS.get(entity, 600), items=list(texts), language=language
+    )
 
 
 def _statements(value: list[object], *, cap: int) -> list[str]:
