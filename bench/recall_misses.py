@@ -89,8 +89,9 @@ def jaccard(a: str, b: str) -> float:
 
 
 @cache
-def _turns(set_name: str) -> dict[str, dict]:
-    return {t["turn_id"]: t for t in shared_data.turns(set_name)}
+def _turns(set_name: str) -> dict[tuple[str, str], dict]:
+    # Turn ids repeat across conversations (LoCoMo's "D1:3"): keyed by conversation too.
+    return {(t["conv_id"], t["turn_id"]): t for t in shared_data.turns(set_name)}
 
 
 def _ranks(conv_id: str, question: str) -> dict[str, dict[str, Any]]:
@@ -141,7 +142,7 @@ def miss_record(
     gold_rows = []
     for turn_id in evidence:
         fact_id = fact_of.get(turn_id)
-        turn = _turns(set_name).get(turn_id, {})
+        turn = _turns(set_name).get((conv_id, turn_id), {})
         if turn_id in got:
             gold_rows.append({"turn_id": turn_id, "found": True, "text": turn.get("text", "")})
             continue
