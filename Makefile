@@ -40,7 +40,7 @@ test: lint
 
 bench: install
 	$(PY) bench/cache_throughput.py
-	$(PY) bench/recall_eval.py
+	$(PY) bench/recall_eval.py --write-results
 	$(PY) bench/recall_speed.py
 	$(PY) bench/recall_realistic.py
 	$(PY) bench/recall_index_changes.py

@@ -1,6 +1,6 @@
 """Recall quality on the development data (../shared/data, protocol in its README).
 
-    .venv/bin/python bench/recall_eval.py [--sets locomo10 ...] [--keep DIR]
+    .venv/bin/python bench/recall_eval.py [--sets locomo10 ...] [--keep DIR] [--misses DIR] [--write-results]
 
 Each conversation of each set becomes one character, through the real import path: a NEKO-layout
 directory ``ROOT/<conv_id>/facts.json`` (one fact per turn, event time = the turn's time, the speaker's
@@ -18,6 +18,11 @@ vectors) and once after (the reflection-vector pool in the cosine path).
 A last table does the same on the hand-written sets of the six other locales (ja, ko, ru, es, pt, zh-TW;
 ``tests/fixtures/recall_sets/``, ``bench/locale_sets.py``): ten conversations each, three probes per
 conversation, one of them naming a time, which is asked with its question as ``time`` too.
+
+``--misses DIR`` writes ``DIR/<set>.md`` and ``DIR/<set>.jsonl``: every probe whose gold turn is not in the
+default configuration's top 8, where each path ranked it, what outranked it and a one-line guess why
+(``bench/recall_misses.py``). ``--write-results`` rewrites ``docs/recall-results.md`` with these tables,
+the commit, the date and the command (``make bench`` does), and a per-language table of the embedders.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import locale_sets, shared_data
+from bench import locale_sets, recall_misses, shared_data
 
 ROWS = [
     ("bm25", "BM25 only (original tokenizer)"),
@@ -147,7 +152,22 @@ def main() -> None:
         choices=locale_sets.LOCALES,
         help="hand-written locale sets to run (none: skip that table)",
     )
+    parser.add_argument("--misses", type=Path, help="write each set's misses to DIR/<set>.md and .jsonl")
+    parser.add_argument(
+        "--write-results",
+        action="store_true",
+        help=f"rewrite {recall_misses.RESULTS_FILE.relative_to(recall_misses.ROOT)} with the tables printed",
+    )
     args = parser.parse_args()
+    if args.write_results:
+        with recall_misses.captured() as printed:
+            run(args)
+        recall_misses.write_results(printed.getvalue(), sets=args.sets)
+    else:
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="nekomem-recall-eval-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -190,13 +210,14 @@ def main() -> None:
             character = Character.objects.get(name=conv_id)
             embedding_backfill(character_id=character.pk, queue_pairs=False)
         scores: dict[str, list[float]] = defaultdict(list)
+        misses: list[dict] = []
         for conv_id, conv_probes in probes.items():
             for probe in conv_probes:
                 evidence = set(probe["evidence_turn_ids"])
                 for config, _ in ROWS:
                     started = time.perf_counter()
                     response = client.post(
-                        f"/query_memory/{conv_id}?config={config}",
+                        f"/query_memory/{conv_id}?config={config}&explain=1",
                         data=json.dumps({"query": probe["question"]}),
                         content_type="application/json",
                     )
@@ -205,6 +226,14 @@ def main() -> None:
                     assert response.status_code == 200 and "error_code" not in body, body
                     got = {id_maps[conv_id].get(r["id"]) for r in body["results"]}
                     scores[config].append(len(evidence & got) / len(evidence))
+                    if args.misses and config == "nekomem" and not evidence <= got:
+                        misses.append(
+                            recall_misses.miss_record(
+                                conv_id, probe, body["results"], id_maps[conv_id], set_name=set_name
+                            )
+                        )
+        if args.misses:
+            recall_misses.write_misses(args.misses, set_name, misses, probes=counts_of(probes))
         table[set_name] = {c: sum(v) / len(v) for c, v in scores.items()}
         counts[set_name] = len(scores["nekomem"])
         if not args.no_raw:
@@ -287,6 +316,10 @@ def main() -> None:
     timings.sort()
     p50 = timings[len(timings) // 2] * 1000
     print(f"\nin-process request time: p50 {p50:.1f} ms over {len(timings)} requests")
+
+
+def counts_of(probes: dict[str, list[dict]]) -> int:
+    return sum(len(v) for v in probes.values())
 
 
 def locale_table(client, root: Path, locales: list[str], width: int) -> None:
