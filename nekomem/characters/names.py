@@ -22,6 +22,7 @@ RESERVED_NAMES = frozenset(
         "health",
         "internal",
         "last_conversation_gap",
+        "mcp",
         "memory_browser",
         "new_dialog",
         "process",
