@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -68,6 +70,31 @@ def _body(request: HttpRequest) -> dict[str, Any]:
     return body
 
 
+def _refuses_unprocessable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Answer a request the view's parsing refuses with the original's 422 ``{"detail": …}``.
+
+    Only this module's parsers raise ``Unprocessable``, and each route parses before it writes anything.
+    """
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, name: str) -> HttpResponse:
+        try:
+            return view(request, name)
+        except Unprocessable as exc:
+            return _detail(str(exc))
+
+    return wrapper
+
+
+def _post_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A scoped POST route: server to server (no CSRF token), a valid character name, 422 on refusal."""
+    return csrf_exempt(require_POST(validated_name(_refuses_unprocessable(view))))
+
+
+def _get_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    return require_GET(validated_name(_refuses_unprocessable(view)))
+
+
 def _subject(raw: Any) -> Subject:
     try:
         return subject_parse(raw)
@@ -81,12 +108,22 @@ def _subjects(raw: Any) -> list[Subject]:
     return [_subject(item) for item in raw]
 
 
-def _display_name(raw: Any) -> str | None:
+def _short_text(raw: Any, name: str, limit: int) -> str | None:
+    """An optional short string, trimmed; blank reads as absent."""
     if raw is None:
         return None
-    if not isinstance(raw, str) or len(raw.strip()) > DISPLAY_NAME_MAX:
-        raise Unprocessable(f"display_name must be a string of at most {DISPLAY_NAME_MAX} characters")
+    if not isinstance(raw, str) or len(raw.strip()) > limit:
+        raise Unprocessable(f"{name} must be a string of at most {limit} characters")
     return raw.strip() or None
+
+
+def _display_name(raw: Any) -> str | None:
+    return _short_text(raw, "display_name", DISPLAY_NAME_MAX)
+
+
+def _is_count(raw: Any) -> bool:
+    """An integer >= 0 (JSON's true/false are not numbers here)."""
+    return not isinstance(raw, bool) and isinstance(raw, int) and raw >= 0
 
 
 def _language(raw: Any) -> str | None:
@@ -120,18 +157,13 @@ def _facts(raw: Any) -> list[ScopedFact]:
     return facts
 
 
-@csrf_exempt
-@require_POST
-@validated_name
+@_post_route
 def scoped_facts(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        body = _body(request)
-        subject = _subject(body.get("subject"))
-        facts = _facts(body.get("facts"))
-        display_name = _display_name(body.get("display_name"))
-        language = _language(body.get("language"))
-    except Unprocessable as exc:
-        return _detail(str(exc))
+    body = _body(request)
+    subject = _subject(body.get("subject"))
+    facts = _facts(body.get("facts"))
+    display_name = _display_name(body.get("display_name"))
+    language = _language(body.get("language"))
     character = character_get_or_create(name=name)
     stored = facts_scoped_store(character_id=character.pk, subject=subject, facts=facts)
     subject_record_touch(
@@ -148,32 +180,22 @@ def scoped_facts(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-@csrf_exempt
-@require_POST
-@validated_name
+@_post_route
 def scoped_context(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        body = _body(request)
-        subjects = _subjects(body.get("subjects"))
-        language = _language(body.get("language"))
-    except Unprocessable as exc:
-        return _detail(str(exc))
+    body = _body(request)
+    subjects = _subjects(body.get("subjects"))
+    language = _language(body.get("language"))
     text = scoped_context_render(character=character_get(name=name), subjects=subjects, language=language)
     return HttpResponse(text, content_type="text/plain; charset=utf-8")
 
 
-@csrf_exempt
-@require_POST
-@validated_name
+@_post_route
 def scoped_mentions(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        body = _body(request)
-        subjects = _subjects(body.get("subjects"))
-        text = body.get("response_text")
-        if not isinstance(text, str):
-            raise Unprocessable("response_text must be a string")
-    except Unprocessable as exc:
-        return _detail(str(exc))
+    body = _body(request)
+    subjects = _subjects(body.get("subjects"))
+    text = body.get("response_text")
+    if not isinstance(text, str):
+        raise Unprocessable("response_text must be a string")
     character = character_get(name=name)
     if character is None or not text.strip():
         return _ok({"status": "skipped"})
@@ -181,18 +203,13 @@ def scoped_mentions(request: HttpRequest, name: str) -> HttpResponse:
     return _ok({"status": "recorded" if recorded else "skipped"})
 
 
-@csrf_exempt
-@require_POST
-@validated_name
+@_post_route
 def scoped_forget_view(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        body = _body(request)
-        subject = _subject(body.get("subject"))
-        epoch = body.get("forget_epoch")
-        if epoch is not None and (isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0):
-            raise Unprocessable("forget_epoch must be an integer >= 0")
-    except Unprocessable as exc:
-        return _detail(str(exc))
+    body = _body(request)
+    subject = _subject(body.get("subject"))
+    epoch = body.get("forget_epoch")
+    if epoch is not None and not _is_count(epoch):
+        raise Unprocessable("forget_epoch must be an integer >= 0")
     character = character_get_or_create(name=name)
     try:
         forgotten = scoped_forget(character_id=character.pk, subject=subject, forget_epoch=epoch)
@@ -214,27 +231,25 @@ def scoped_forget_view(request: HttpRequest, name: str) -> HttpResponse:
     return _ok(answer)
 
 
-@require_GET
-@validated_name
+@_get_route
 def scoped_subjects(request: HttpRequest, name: str) -> HttpResponse:
     platform = request.GET.get("platform")
     if not platform or ":" in platform or len(platform) > PLATFORM_MAX:
-        return _detail(f"platform is required: non-empty, no ':', at most {PLATFORM_MAX} characters")
+        raise Unprocessable(f"platform is required: non-empty, no ':', at most {PLATFORM_MAX} characters")
     character = character_get(name=name)
     if character is None:
         return _ok({"subjects": []})
     return _ok({"subjects": scoped_subjects_list(character_id=character.pk, platform=platform)})
 
 
-@require_GET
-@validated_name
+@_get_route
 def forget_epochs(request: HttpRequest, name: str) -> HttpResponse:
     keys = request.GET.getlist("subject")
     if len(keys) > EPOCH_KEYS_MAX:
-        return _detail(f"at most {EPOCH_KEYS_MAX} subject keys")
+        raise Unprocessable(f"at most {EPOCH_KEYS_MAX} subject keys")
     for key in keys:
         if not 1 <= len(key) <= EPOCH_KEY_MAX or not key.isprintable():
-            return _detail(f"a subject key must be 1..{EPOCH_KEY_MAX} printable characters")
+            raise Unprocessable(f"a subject key must be 1..{EPOCH_KEY_MAX} printable characters")
     character = character_get(name=name)
     try:
         epochs = forget_epochs_read(character_id=character.pk if character else None, subject_keys=keys)
@@ -263,11 +278,7 @@ SINGLE_FIELDS = ("input_history", "subject", "speaker_label", "speaker_id", "dis
 
 
 def _label(raw: Any, name: str) -> str | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, str) or len(raw.strip()) > LABEL_MAX:
-        raise Unprocessable(f"{name} must be a string of at most {LABEL_MAX} characters")
-    return raw.strip() or None
+    return _short_text(raw, name, LABEL_MAX)
 
 
 def _messages(raw: Any) -> list[dict[str, Any]]:
@@ -415,7 +426,7 @@ def _keyed(body: dict[str, Any], segments: list[_Segment], language: str | None)
         if not segment.subject.default_scope:
             raise Unprocessable("keyed writes need the subjects' default scopes")
         epoch = epochs.get(segment.subject.key)
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+        if not _is_count(epoch):
             raise Unprocessable(f"subject_epochs needs an integer >= 0 for {segment.subject.key}")
     # Labels, display names and client_requested_at are not part of what the request means.
     chosen = {s.subject.key: int(epochs[s.subject.key]) for s in segments}
@@ -500,23 +511,18 @@ def _duplicate(answer: dict[str, Any]) -> dict[str, Any]:
     return again
 
 
-@csrf_exempt
-@require_POST
-@validated_name
+@_post_route
 def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
-    try:
-        body = _body(request)
-        language = _language(body.get("language"))
-        batched = "segments" in body
-        if batched:
-            if any(key in body for key in SINGLE_FIELDS):
-                raise Unprocessable("segments cannot be mixed with the single shape's fields")
-            segments = _segments(body["segments"])
-        else:
-            segments = [_segment(body, label_required=False)]
-        keyed = _keyed(body, segments, language)
-    except Unprocessable as exc:
-        return _detail(str(exc))
+    body = _body(request)
+    language = _language(body.get("language"))
+    batched = "segments" in body
+    if batched:
+        if any(key in body for key in SINGLE_FIELDS):
+            raise Unprocessable("segments cannot be mixed with the single shape's fields")
+        segments = _segments(body["segments"])
+    else:
+        segments = [_segment(body, label_required=False)]
+    keyed = _keyed(body, segments, language)
     character = character_get_or_create(name=name)
     if keyed is not None:
         return _keyed_history(
