@@ -20,6 +20,7 @@ from facts.selectors import dedup_pairs_pending, dedup_pairs_pending_count, fact
 from facts.services import fact_archive, fact_delete, fact_restore, fact_update
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
+from nekomem.browser.subjects import subject_filter_context, subject_names
 from nekomem.characters.services import Forgotten
 
 FACTS_PER_PAGE = 50
@@ -61,13 +62,18 @@ def facts_page(request: HttpRequest, name: str) -> HttpResponse:
     if not filters.is_valid():
         messages.error(request, f"筛选条件无效，已忽略 Invalid filter, ignored: {_form_errors(filters)}")
     chosen = filters.cleaned_data
+    subjects = subject_filter_context(request, character.pk)
     facts = facts_browse(
         character_id=character.pk,
         text=chosen.get("q") or "",
         entity=chosen.get("entity") or None,
         status=chosen.get("status") or None,
         min_importance=chosen.get("importance"),
+        subject=subjects["subject"],
     )
+    page = Paginator(facts, FACTS_PER_PAGE).get_page(request.GET.get("page"))
+    page.object_list = list(page.object_list)
+    subject_names(page.object_list, subjects["subjects"])
     return render(
         request,
         "browser/facts/page.html",
@@ -75,13 +81,17 @@ def facts_page(request: HttpRequest, name: str) -> HttpResponse:
             "character": character,
             "active_tab": "facts",
             "filters": filters,
-            "page": Paginator(facts, FACTS_PER_PAGE).get_page(request.GET.get("page")),
+            "page": page,
+            **subjects,
             "entities": Fact.Entity.choices,
             "back": request.GET.urlencode(),
             "pairs": dedup_pairs_pending(character_id=character.pk, limit=PAIRS_SHOWN),
             "pairs_waiting": dedup_pairs_pending_count(character_id=character.pk),
         },
     )
+
+
+# The browser acts on the rows it lists, a group-chat subject's facts too (``with_subjects``).
 
 
 def _edit(character_id: int, data: dict[str, Any]) -> None:
@@ -91,22 +101,23 @@ def _edit(character_id: int, data: dict[str, Any]) -> None:
         text=data["text"],
         importance=data["importance"],
         entity=data["entity"],
+        with_subjects=True,
     )
 
 
 def _delete(character_id: int, data: dict[str, Any]) -> Forgotten:
-    forgotten = fact_delete(character_id=character_id, fact_id=data["fact_id"])
+    forgotten = fact_delete(character_id=character_id, fact_id=data["fact_id"], with_subjects=True)
     if forgotten is None:
         raise Fact.DoesNotExist
     return forgotten
 
 
 def _archive(character_id: int, data: dict[str, Any]) -> None:
-    fact_archive(character_id=character_id, fact_id=data["fact_id"])
+    fact_archive(character_id=character_id, fact_id=data["fact_id"], with_subjects=True)
 
 
 def _restore(character_id: int, data: dict[str, Any]) -> None:
-    fact_restore(character_id=character_id, fact_id=data["fact_id"])
+    fact_restore(character_id=character_id, fact_id=data["fact_id"], with_subjects=True)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from django.db.models import Count, Max, QuerySet
 
 from facts.models import ExtractionCursor, Fact, FactDedupPair
+from nekomem.subjects import subject_rows
 
 
 def fact_list(
@@ -19,9 +20,11 @@ def fact_list(
     archived: bool | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
+    subject: str = "",
 ) -> QuerySet[Fact]:
-    """Facts filtered for the API and the browser; the time window is on the event start time."""
-    facts = Fact.objects.filter(character_id=character_id)
+    """Facts filtered for the API and the browser; the time window is on the event start time.
+    ``subject`` (the browser's filter, ``nekomem.subjects.subject_rows``): "" the master's facts only."""
+    facts = subject_rows(Fact.with_subjects, subject).filter(character_id=character_id)
     if entity:
         facts = facts.filter(entity=entity)
     if min_importance is not None:
@@ -53,6 +56,7 @@ def facts_browse(
     entity: str | None = None,
     status: FactStatus | None = None,
     min_importance: int | None = None,
+    subject: str = "",
 ) -> QuerySet[Fact]:
     """The memory browser's fact list, newest first (index fact_char_created serves the order)."""
     absorbed, archived = _STATUS_FLAGS[status] if status else (None, None)
@@ -62,6 +66,7 @@ def facts_browse(
         min_importance=min_importance,
         absorbed=absorbed,
         archived=archived,
+        subject=subject,
     )
     if text:
         facts = facts.filter(text__icontains=text)

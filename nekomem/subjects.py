@@ -109,3 +109,13 @@ class PrivateRowsManager(models.Manager[_M]):
 
     def get_queryset(self) -> models.QuerySet[_M]:
         return super().get_queryset().filter(subject_key="")
+
+
+SUBJECTS_ALL = "*"  # a browser filter: every row, the master's and every subject's
+
+
+def subject_rows(manager: models.Manager[_M], subject: str) -> models.QuerySet[_M]:
+    """A ``with_subjects`` manager's rows for a filter: "" the private memory, ``SUBJECTS_ALL`` every
+    row, any other value one subject key's rows."""
+    rows = manager.all()
+    return rows if subject == SUBJECTS_ALL else rows.filter(subject_key=subject)

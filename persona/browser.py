@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404, redirect_back, report_invalid
 from nekomem.browser.registry import LayerPage
+from nekomem.browser.subjects import subject_filter_context, subject_names
 from nekomem.characters.services import Forgotten
 from nekomem.errors import Conflict
 from persona.api import EntryCreateSerializer, EntryEditSerializer, ResolveSerializer
@@ -76,16 +78,27 @@ class EntryRow:
 def persona_page(request: HttpRequest, name: str) -> HttpResponse:
     character = character_or_404(name)
     persona_ensure_current(character=character)  # the card entries shown are the card's current ones
-    sections = [s.key for s in persona_sections(character_id=character.pk)]
+    subjects = subject_filter_context(request, character.pk)
+    subject = subjects["subject"]
+    sections = [s.key for s in persona_sections(character_id=character.pk, subject=subject)]
     section = request.GET.get("section", "")
     if section not in sections:
         section = ""
     query = request.GET.get("q", "").strip()
-    entries = persona_entries_browse(character_id=character.pk, section=section, query=query)
+    entries = persona_entries_browse(character_id=character.pk, section=section, query=query, subject=subject)
     page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
-    corrections = Paginator(persona_corrections_list(character_id=character.pk), CORRECTIONS_PAGE_SIZE)
-    dropped = Paginator(persona_corrections_dropped(character_id=character.pk), CORRECTIONS_PAGE_SIZE)
-    archived = Paginator(persona_entries_archived(character_id=character.pk), PAGE_SIZE)
+    pending = persona_corrections_list(character_id=character.pk, subject=subject)
+    given_up = persona_corrections_dropped(character_id=character.pk, subject=subject)
+    archived = persona_entries_archived(character_id=character.pk, subject=subject)
+    shown: dict[str, Page[Any]] = {
+        "page": page,
+        "corrections": Paginator(pending, CORRECTIONS_PAGE_SIZE).get_page(request.GET.get("cpage")),
+        "dropped": Paginator(given_up, CORRECTIONS_PAGE_SIZE).get_page(request.GET.get("dpage")),
+        "archived": Paginator(archived, PAGE_SIZE).get_page(request.GET.get("apage")),
+    }
+    for listed in shown.values():  # each row names its subject ("" for the master's)
+        listed.object_list = list(listed.object_list)
+        subject_names(listed.object_list, subjects["subjects"])
     now = timezone.now()
     return render(
         request,
@@ -93,15 +106,15 @@ def persona_page(request: HttpRequest, name: str) -> HttpResponse:
         {
             "character": character,
             "active_tab": LAYER_PAGE.slug,
-            "page": page,
+            **shown,
             "rows": [EntryRow(entry=e, score=score_of(e, now=now)) for e in page.object_list],
-            "corrections": corrections.get_page(request.GET.get("cpage")),
-            "dropped": dropped.get_page(request.GET.get("dpage")),
-            "archived": archived.get_page(request.GET.get("apage")),
             "sections": sections,
             "section": section,
             "query": query,
-            "filters": urlencode({k: v for k, v in (("section", section), ("q", query)) if v}),
+            "filters": urlencode(
+                {k: v for k, v in (("section", section), ("q", query), ("subject", subject)) if v}
+            ),
+            **subjects,
         },
     )
 
@@ -148,7 +161,10 @@ def entry_edit(request: HttpRequest, name: str, entry_id: str) -> HttpResponse:
         name,
         entry_id,
         lambda: persona_entry_edit(
-            character_id=character.pk, entry_id=entry_id, text=incoming.validated_data["text"]
+            character_id=character.pk,
+            entry_id=entry_id,
+            text=incoming.validated_data["text"],
+            with_subjects=True,  # the browser edits the rows it lists, a subject's entries too
         ),
         done="已保存 Saved",
     )
@@ -162,7 +178,7 @@ def entry_delete(request: HttpRequest, name: str, entry_id: str) -> HttpResponse
         request,
         name,
         entry_id,
-        lambda: persona_entry_delete(character_id=character.pk, entry_id=entry_id),
+        lambda: persona_entry_delete(character_id=character.pk, entry_id=entry_id, with_subjects=True),
         done="已删除 Deleted",
     )
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from nekomem.runtime.status import VectorCoverage
+from nekomem.subjects import SUBJECTS_ALL, subject_rows
 from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.rendering import (
@@ -44,8 +45,10 @@ __all__ = [
 ]
 
 
-def persona_sections(*, character_id: int) -> list[PersonaSection]:
-    return list(PersonaSection.objects.filter(character_id=character_id).order_by("position", "pk"))
+def persona_sections(*, character_id: int, subject: str = "") -> list[PersonaSection]:
+    """``subject``: the browser's filter (``nekomem.subjects.subject_rows``); "" the master's only."""
+    sections = subject_rows(PersonaSection.with_subjects, subject).filter(character_id=character_id)
+    return list(sections.order_by("position", "pk"))
 
 
 def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
@@ -55,25 +58,33 @@ def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
     )
 
 
-def persona_entries_archived(*, character_id: int) -> QuerySet[PersonaEntry]:
+def persona_entries_archived(*, character_id: int, subject: str = "") -> QuerySet[PersonaEntry]:
     """Entries the archive sweep moved into a shard, the most recently archived first."""
-    return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=False).order_by(
-        "-archived_at", "-pk"
+    return (
+        subject_rows(PersonaEntry.with_subjects, subject)
+        .filter(character_id=character_id, archive_shard_path__isnull=False)
+        .order_by("-archived_at", "-pk")
     )
 
 
 def persona_entries_browse(
-    *, character_id: int, section: str = "", query: str = ""
+    *, character_id: int, section: str = "", query: str = "", subject: str = ""
 ) -> QuerySet[PersonaEntry]:
-    """The memory browser's list: live entries in render order (section order, then file order)."""
-    entries = persona_entries_live(character_id=character_id)
+    """The memory browser's list: live entries in render order (section order, then file order);
+    ``subject`` as in ``persona_sections``."""
+    entries = subject_rows(PersonaEntry.with_subjects, subject).filter(
+        character_id=character_id, archive_shard_path__isnull=True
+    )
     if section:
         entries = entries.filter(section=section)
     if query:
         entries = entries.filter(Q(text__icontains=query) | Q(entry_id=query))
     # A character has a handful of sections: their order goes into the query as constants, which the
     # database sorts by far faster than by a per-row lookup of the section's position.
-    order = [When(section=s.key, then=Value(s.position)) for s in persona_sections(character_id=character_id)]
+    order = [
+        When(section=s.key, then=Value(s.position))
+        for s in persona_sections(character_id=character_id, subject=subject)
+    ]
     section_position = Case(*order, default=Value(None), output_field=IntegerField()) if order else Value(0)
     return entries.order_by(section_position.asc(nulls_last=True), "section", "position", "pk")
 
@@ -93,19 +104,22 @@ def persona_in_shards(*, character_id: int) -> dict[str, list[PersonaEntry]]:
 
 
 def persona_corrections_list(
-    *, character_id: int, dropped_too: bool = False, with_subjects: bool = False
+    *, character_id: int, dropped_too: bool = False, with_subjects: bool = False, subject: str = ""
 ) -> QuerySet[PersonaCorrection]:
     """The queue (``persona_corrections.json``): pairs the resolver still tries (``dropped_too``: and
-    those it gave up on; ``with_subjects``: group-chat subjects' pairs too)."""
-    manager = PersonaCorrection.with_subjects if with_subjects else PersonaCorrection.objects
-    rows = manager.filter(character_id=character_id)
+    those it gave up on; ``with_subjects``: group-chat subjects' pairs too; ``subject``: the browser's
+    filter, as in ``persona_sections``)."""
+    rows = subject_rows(PersonaCorrection.with_subjects, SUBJECTS_ALL if with_subjects else subject)
+    rows = rows.filter(character_id=character_id)
     return (rows if dropped_too else rows.filter(dropped_at__isnull=True)).order_by("pk")
 
 
-def persona_corrections_dropped(*, character_id: int) -> QuerySet[PersonaCorrection]:
+def persona_corrections_dropped(*, character_id: int, subject: str = "") -> QuerySet[PersonaCorrection]:
     """Pairs the resolver gave up on after 5 attempts, newest first: they wait for a person."""
-    return PersonaCorrection.objects.filter(character_id=character_id, dropped_at__isnull=False).order_by(
-        "-dropped_at", "-pk"
+    return (
+        subject_rows(PersonaCorrection.with_subjects, subject)
+        .filter(character_id=character_id, dropped_at__isnull=False)
+        .order_by("-dropped_at", "-pk")
     )
 
 

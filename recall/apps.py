@@ -47,6 +47,10 @@ class RecallConfig(AppConfig):
         register_layer_page(
             LayerPage(slug="recall", title="回忆 Recall", url_name="browser-recall", order=50)
         )
+        from nekomem.browser.subjects import register_subject_lister
+        from recall.selectors import subjects_browse
+
+        register_subject_lister(subjects_browse)
 
         register_schedule(
             ScheduleSpec(

@@ -21,6 +21,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from facts.selectors import fact_subject_counts
+from nekomem.browser.subjects import BrowserSubject
 from nekomem.characters.models import Character
 from nekomem.embeddings import VectorSpace, text_fingerprint
 from nekomem.pages import pages_read, values_in_pages
@@ -460,16 +461,50 @@ def character_incarnation(*, character_id: int) -> str | None:
     return created.isoformat() if created is not None else None
 
 
-def scoped_subjects_list(*, character_id: int, platform: str) -> list[dict[str, Any]]:
-    """``scoped_subjects`` rows (reference §1.6) of one platform, sorted by kind, key and scope."""
-    facts = fact_subject_counts(character_id=character_id)
-    persona = persona_subject_counts(character_id=character_id)
-    reflections = dict(
+def _reflection_subject_counts(character_id: int) -> dict[str, int]:
+    return dict(
         Reflection.with_subjects.filter(character_id=character_id)
         .exclude(subject_key="")
         .values_list("subject_key")
         .annotate(n=Count("pk"))
     )
+
+
+def subjects_browse(character_id: int) -> list[BrowserSubject]:
+    """Every subject of the character (any platform) with its rows per layer, for the browser's filter;
+    sorted by kind, then key."""
+    facts = fact_subject_counts(character_id=character_id)
+    persona = persona_subject_counts(character_id=character_id)
+    reflections = _reflection_subject_counts(character_id)
+    records = {r.subject_key: r for r in SubjectRecord.objects.filter(character_id=character_id)}
+    subjects = []
+    for key in {*facts, *persona, *reflections, *records}:
+        kind, _, subject_id = key.partition(":")
+        record = records.get(key)
+        fact_counts = facts.get(key, {"active": 0, "archived": 0})
+        persona_counts = persona.get(key, {"entries": 0, "corrections": 0})
+        subjects.append(
+            BrowserSubject(
+                key=key,
+                kind=kind,
+                subject_id=subject_id,
+                scope=record.scope if record is not None else key,
+                display_name=record.display_name if record is not None and record.display_name else None,
+                facts=fact_counts["active"] + fact_counts["archived"],
+                reflections=reflections.get(key, 0),
+                persona=persona_counts["entries"],
+                corrections=persona_counts["corrections"],
+            )
+        )
+    subjects.sort(key=lambda s: (s.kind, s.key))
+    return subjects
+
+
+def scoped_subjects_list(*, character_id: int, platform: str) -> list[dict[str, Any]]:
+    """``scoped_subjects`` rows (reference §1.6) of one platform, sorted by kind, key and scope."""
+    facts = fact_subject_counts(character_id=character_id)
+    persona = persona_subject_counts(character_id=character_id)
+    reflections = _reflection_subject_counts(character_id)
     records = {r.subject_key: r for r in SubjectRecord.objects.filter(character_id=character_id)}
     staged = "".join(
         ScopedWriteKey.objects.filter(

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404, redirect_back, report_invalid
 from nekomem.browser.registry import LayerPage
+from nekomem.browser.subjects import subject_filter_context, subject_names
 from nekomem.characters.models import Character
 from nekomem.characters.services import Forgotten
 from nekomem.errors import Conflict
@@ -46,7 +47,8 @@ LAYER_PAGE = LayerPage(
     count=lambda character_id: Reflection.objects.filter(character_id=character_id).count(),
 )
 
-# verb → (service, what the message says was done)
+# verb → (service, what the message says was done); a group-chat subject's reflection is only edited or
+# deleted here (its lifecycle is the scoped paths'), so only delete reaches subjects' rows.
 ACTIONS: dict[str, tuple[Callable[..., object], str]] = {
     "confirm": (reflection_confirm, "已确认 Confirmed"),
     "deny": (reflection_deny, "已否定 Denied"),
@@ -105,14 +107,27 @@ def reflections_page(request: HttpRequest, name: str) -> HttpResponse:
     if archived not in ARCHIVED_CHOICES:
         archived = ""
     query = request.GET.get("q", "").strip()
+    subjects = subject_filter_context(request, character.pk)
     reflections = reflection_browse(
         character_id=character.pk,
         status=status or None,
         archived=ARCHIVED_CHOICES.get(archived),
         query=query,
+        subject=subjects["subject"],
     )
     page = Paginator(reflections, PAGE_SIZE).get_page(request.GET.get("page"))
-    kept = {k: v for k, v in (("status", status), ("archived", archived), ("q", query)) if v}
+    page.object_list = list(page.object_list)
+    subject_names(page.object_list, subjects["subjects"])
+    kept = {
+        k: v
+        for k, v in (
+            ("status", status),
+            ("archived", archived),
+            ("q", query),
+            ("subject", subjects["subject"]),
+        )
+        if v
+    }
     return render(
         request,
         "browser/reflections/list.html",
@@ -126,6 +141,7 @@ def reflections_page(request: HttpRequest, name: str) -> HttpResponse:
             "archived": archived,
             "query": query,
             "filters": urlencode(kept),
+            **subjects,
         },
     )
 
@@ -139,11 +155,12 @@ def _back(request: HttpRequest, name: str) -> HttpResponseRedirect:
 def reflection_act(request: HttpRequest, name: str, reflection_id: str, verb: str) -> HttpResponse:
     character = character_or_404(name)
     service, done = ACTIONS[verb]
+    reach = {"with_subjects": True} if verb == "delete" else {}
     return _acted(
         request,
         name,
         reflection_id,
-        lambda: service(character_id=character.pk, reflection_id=reflection_id),
+        lambda: service(character_id=character.pk, reflection_id=reflection_id, **reach),
         done,
     )
 
@@ -161,7 +178,9 @@ def reflection_edit_text(request: HttpRequest, name: str, reflection_id: str) ->
         request,
         name,
         reflection_id,
-        lambda: reflection_edit(character_id=character.pk, reflection_id=reflection_id, text=text),
+        lambda: reflection_edit(
+            character_id=character.pk, reflection_id=reflection_id, text=text, with_subjects=True
+        ),
         "已保存 Saved",
     )
 

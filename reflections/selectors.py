@@ -16,6 +16,7 @@ from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event
 from nekomem.runtime.status import VectorCoverage
+from nekomem.subjects import subject_rows
 from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from reflections.models import Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
@@ -24,9 +25,10 @@ MIN_SYNTHESIS_IMPORTANCE = 5
 
 
 def reflection_list(
-    *, character_id: int, status: str | None = None, archived: bool | None = None
+    *, character_id: int, status: str | None = None, archived: bool | None = None, subject: str = ""
 ) -> QuerySet[Reflection]:
-    reflections = Reflection.objects.filter(character_id=character_id)
+    """``subject``: the browser's filter (``nekomem.subjects.subject_rows``); "" the master's only."""
+    reflections = subject_rows(Reflection.with_subjects, subject).filter(character_id=character_id)
     if status:
         reflections = reflections.filter(status=status)
     if archived is not None:
@@ -35,10 +37,17 @@ def reflection_list(
 
 
 def reflection_browse(
-    *, character_id: int, status: str | None = None, archived: bool | None = None, query: str = ""
+    *,
+    character_id: int,
+    status: str | None = None,
+    archived: bool | None = None,
+    query: str = "",
+    subject: str = "",
 ) -> QuerySet[Reflection]:
     """The memory browser's list: newest first, filtered in the database (it must page 100k rows)."""
-    reflections = reflection_list(character_id=character_id, status=status, archived=archived)
+    reflections = reflection_list(
+        character_id=character_id, status=status, archived=archived, subject=subject
+    )
     if query:
         reflections = reflections.filter(Q(text__icontains=query) | Q(reflection_id=query))
     return reflections.order_by("-created_at", "-pk")

@@ -62,16 +62,19 @@ def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
     return changed
 
 
-def fact_archive(*, character_id: int, fact_id: str, now: datetime | None = None) -> Fact:
+def fact_archive(
+    *, character_id: int, fact_id: str, now: datetime | None = None, with_subjects: bool = False
+) -> Fact:
     """Archive one fact by hand, whatever its age; an archived one stays as it is.
 
     Raises Fact.DoesNotExist when it is not the character's. The event is the sweep's, so a replay
     archives it the same way.
     """
     now = now or timezone.now()
+    manager = Fact.with_subjects if with_subjects else Fact.objects  # a subject's fact: the browser
     with transaction.atomic():
         lock_character(character_id)
-        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
+        fact = lock_rows(manager.filter(character_id=character_id, fact_id=fact_id)).get()
         if fact.archived:
             return fact
         fact.archived, fact.archived_at = True, now
@@ -85,7 +88,7 @@ def fact_archive(*, character_id: int, fact_id: str, now: datetime | None = None
     return fact
 
 
-def fact_restore(*, character_id: int, fact_id: str) -> Fact:
+def fact_restore(*, character_id: int, fact_id: str, with_subjects: bool = False) -> Fact:
     """Bring one archived fact back to the active facts; raises Fact.DoesNotExist when it is not the
     character's.
 
@@ -94,9 +97,10 @@ def fact_restore(*, character_id: int, fact_id: str) -> Fact:
     is never replayed over it. An absorbed fact older than 7 days goes back to the archive at the next
     daily sweep, whose rule knows nothing of restores.
     """
+    manager = Fact.with_subjects if with_subjects else Fact.objects  # a subject's fact: the browser
     with transaction.atomic():
         lock_character(character_id)
-        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
+        fact = lock_rows(manager.filter(character_id=character_id, fact_id=fact_id)).get()
         if not fact.archived:
             return fact
         fact.archived, fact.archived_at = False, None

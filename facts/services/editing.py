@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from facts.models import RECALL_POOL, Fact, FactDedupPair
 from facts.services.records import fact_hash
+from facts.services.scoped import scoped_fact_hash, subject_of_fact
 from facts.services.tokens import fact_index_add, fact_index_forget
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import (
@@ -40,9 +41,11 @@ def fact_update(
     text: str | None = None,
     importance: int | None = None,
     entity: str | None = None,
+    with_subjects: bool = False,
 ) -> Fact:
     """Edit one fact; raises Fact.DoesNotExist when it is not the character's, ValueError on a value
-    out of range (nothing is changed then)."""
+    out of range (nothing is changed then). ``with_subjects``: a group-chat subject's fact too (the
+    memory browser); otherwise only the master's."""
     if importance is not None and not 1 <= importance <= 10:
         raise ValueError("importance must be between 1 and 10")
     if entity is not None and entity not in Fact.Entity.values:
@@ -51,10 +54,13 @@ def fact_update(
         raise ValueError("text must not be empty")
     with transaction.atomic():
         character = lock_character(character_id)
-        fact = lock_rows(Fact.objects.filter(character_id=character_id, fact_id=fact_id)).get()
+        manager = Fact.with_subjects if with_subjects else Fact.objects
+        fact = lock_rows(manager.filter(character_id=character_id, fact_id=fact_id)).get()
         text_changed = text is not None and text != fact.text
         if text is not None and text_changed:
             fact_text_set(fact=fact, text=text)
+            if fact.subject_key:  # a subject's hash is salted with its key and scope, as when stored
+                fact.hash = scoped_fact_hash(subject=subject_of_fact(fact), text=text)
         if importance is not None:
             fact.importance = importance
         if entity is not None:
@@ -67,15 +73,15 @@ def fact_update(
     return fact
 
 
-def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
+def fact_delete(*, character_id: int, fact_id: str, with_subjects: bool = False) -> Forgotten | None:
     """Delete the fact and every copy of its text: its vector and near-duplicate tokens (on its row or
     cascaded), the arbitration records that copied it, then, before returning, this process's recall
-    index and the saved snapshots (``memory_forgotten_apply``). None when there is no such fact."""
+    index and the saved snapshots (``memory_forgotten_apply``). None when there is no such fact.
+    ``with_subjects``: a group-chat subject's fact too (the memory browser)."""
+    manager = Fact.with_subjects if with_subjects else Fact.objects
     with transaction.atomic():
         lock_character(character_id)
-        found = list(
-            Fact.objects.filter(character_id=character_id, fact_id=fact_id).values_list("pk", "text")
-        )
+        found = list(manager.filter(character_id=character_id, fact_id=fact_id).values_list("pk", "text"))
         if not found:
             return None
         doomed = [pk for pk, _ in found]
@@ -83,7 +89,7 @@ def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
         events = events_redact(
             character_id=character_id, texts=[text for _, text in found], match=Q(payload__id=fact_id)
         )
-        vectors = Fact.objects.filter(pk__in=doomed).exclude(embedding="").count()
+        vectors = manager.filter(pk__in=doomed).exclude(embedding="").count()
         # Arbitration records stay (a pending pair closes as "fact_gone"), without this fact's text.
         texts = [text for _, text in found]
         pairs = FactDedupPair.objects.filter(character_id=character_id)
@@ -94,7 +100,7 @@ def fact_delete(*, character_id: int, fact_id: str) -> Forgotten | None:
             existing_text=""
         )
         blanked += pairs.filter(merged_text__in=texts).update(merged_text="")
-        deleted = Fact.objects.filter(pk__in=doomed).delete()[1].get(Fact._meta.label, 0)
+        deleted = manager.filter(pk__in=doomed).delete()[1].get(Fact._meta.label, 0)
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=doomed)
         character_memory_forgotten(character_id=character_id)
     return memory_forgotten_apply(

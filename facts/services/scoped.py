@@ -49,6 +49,17 @@ def scoped_fact_hash(*, subject: Subject, text: str) -> str:
     return hashlib.sha256(f"{subject.key}\n{subject.scope}\n{text}".encode()).hexdigest()[:16]
 
 
+def subject_of_fact(fact: Fact) -> Subject:
+    """The subject a stored fact is about: its key, with the scope its file fields name."""
+    kind, _, subject_id = fact.subject_key.partition(":")
+    scope = fact.extra.get("scope") if isinstance(fact.extra, dict) else None
+    return Subject(
+        kind=kind,
+        subject_id=subject_id,
+        scope=scope if isinstance(scope, str) and scope else fact.subject_key,
+    )
+
+
 def facts_scoped_store(
     *,
     character_id: int,

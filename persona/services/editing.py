@@ -21,8 +21,9 @@ from persona.models import PersonaCorrection, PersonaEntry
 from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
 
 
-def _editable(*, character_id: int, entry_id: str) -> PersonaEntry:
-    entry = PersonaEntry.objects.filter(character_id=character_id, entry_id=entry_id).first()
+def _editable(*, character_id: int, entry_id: str, with_subjects: bool = False) -> PersonaEntry:
+    manager = PersonaEntry.with_subjects if with_subjects else PersonaEntry.objects
+    entry = manager.filter(character_id=character_id, entry_id=entry_id).first()
     if entry is None:
         raise PersonaEntry.DoesNotExist(entry_id)
     if entry.protected:
@@ -44,28 +45,37 @@ def persona_entry_create(
 
 
 def persona_entry_edit(
-    *, character_id: int, entry_id: str, text: str, now: datetime | None = None
+    *,
+    character_id: int,
+    entry_id: str,
+    text: str,
+    now: datetime | None = None,
+    with_subjects: bool = False,
 ) -> PersonaEntry:
+    """``with_subjects``: an entry of a group-chat subject's section too (the memory browser)."""
     now = now or timezone.now()
     if not text.strip():
         raise ValueError("text must not be empty")
     with transaction.atomic():
         lock_character(character_id)
-        entry = _editable(character_id=character_id, entry_id=entry_id)
+        entry = _editable(character_id=character_id, entry_id=entry_id, with_subjects=with_subjects)
         entry_text_replace(entry=entry, text=text, now=now, reason="manual_edit")
     return entry
 
 
-def persona_entry_delete(*, character_id: int, entry_id: str) -> Forgotten:
+def persona_entry_delete(*, character_id: int, entry_id: str, with_subjects: bool = False) -> Forgotten:
     """Delete the entry and the copies of its text: the corrections that quote it and the text in its
     earlier journal events (the removal event replays by id alone); then the copies outside the
     database (``memory_forgotten_apply``). The version bump without a pool makes every process's
-    render of the persona, and its recall index, read the rows again."""
+    render of the persona, and its recall index, read the rows again. ``with_subjects``: an entry of
+    a group-chat subject's section too (the memory browser), and its subject's corrections with it."""
     with transaction.atomic():
         lock_character(character_id)
-        entry = _editable(character_id=character_id, entry_id=entry_id)
+        entry = _editable(character_id=character_id, entry_id=entry_id, with_subjects=with_subjects)
         texts = {entry.text, *(str(old) for old in entry.version_history if old)}
-        corrections, _ = PersonaCorrection.objects.filter(
+        # The corrections of the entry's own memory (the master's, or its subject's) that quote it.
+        quoting = PersonaCorrection.with_subjects.filter(subject_key=entry.subject_key)
+        corrections, _ = quoting.filter(
             Q(old_text__in=texts) | Q(new_text__in=texts), character_id=character_id
         ).delete()
         events = events_redact(

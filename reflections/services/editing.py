@@ -29,7 +29,12 @@ MAX_TEXT_LENGTH = 4000
 
 
 def reflection_edit(
-    *, character_id: int, reflection_id: str, text: str, now: datetime | None = None
+    *,
+    character_id: int,
+    reflection_id: str,
+    text: str,
+    now: datetime | None = None,
+    with_subjects: bool = False,
 ) -> Reflection:
     """Replace the text; status and evidence stay. An unchanged text writes nothing."""
     now = now or timezone.now()
@@ -39,7 +44,9 @@ def reflection_edit(
     if len(text) > MAX_TEXT_LENGTH:
         raise ValueError(f"text must be at most {MAX_TEXT_LENGTH} characters")
     with transaction.atomic():
-        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
+        reflection = reflection_locked(
+            character_id=character_id, reflection_id=reflection_id, with_subjects=with_subjects
+        )
         if text == reflection.text:
             return reflection
         changed: dict[str, str | None] = {"text": text}
@@ -65,13 +72,15 @@ def reflection_edit(
     return reflection
 
 
-def reflection_delete(*, character_id: int, reflection_id: str) -> Forgotten:
+def reflection_delete(*, character_id: int, reflection_id: str, with_subjects: bool = False) -> Forgotten:
     """Delete the reflection and the copies of its text: its surfaced record and the text in its journal
     events (the original has no deletion event: the events stay, blanked); then the copies outside the
     database, this process's recall index first (``memory_forgotten_apply``). Raises
-    ``Reflection.DoesNotExist``."""
+    ``Reflection.DoesNotExist``. ``with_subjects``: a group-chat subject's reflection too."""
     with transaction.atomic():
-        reflection = reflection_locked(character_id=character_id, reflection_id=reflection_id)
+        reflection = reflection_locked(
+            character_id=character_id, reflection_id=reflection_id, with_subjects=with_subjects
+        )
         vectors = int(bool(reflection.embedding))
         surfaced, _ = SurfacedReflection.objects.filter(
             character_id=character_id, reflection_id=reflection.reflection_id

@@ -182,10 +182,12 @@ _MANUAL: dict[str, tuple[frozenset[str], str]] = {
 }
 
 
-def reflection_locked(*, character_id: int, reflection_id: str) -> Reflection:
+def reflection_locked(*, character_id: int, reflection_id: str, with_subjects: bool = False) -> Reflection:
+    """``with_subjects``: a group-chat subject's reflection too (the memory browser's edit and delete)."""
     lock_character(character_id)
     # The character lock serialises every writer of its reflections; no row lock is needed.
-    reflection = Reflection.objects.filter(character_id=character_id, reflection_id=reflection_id).first()
+    manager = Reflection.with_subjects if with_subjects else Reflection.objects
+    reflection = manager.filter(character_id=character_id, reflection_id=reflection_id).first()
     if reflection is None:
         raise Reflection.DoesNotExist(reflection_id)
     return reflection
