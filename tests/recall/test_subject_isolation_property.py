@@ -1,5 +1,5 @@
-"""Isolation over random subjects and texts (issue 34): no unscoped route, selector, pool or export
-returns a subject's row, and no subject's route returns another subject's."""
+"""Isolation over random subjects and texts (issue 34): no unscoped route, selector, pool, browser page
+or export returns a subject's row, and no subject's route or page returns another subject's."""
 
 from __future__ import annotations
 
@@ -46,6 +46,12 @@ def unique(marker: str) -> str:
     return f"{marker}y{next(_serial):06d}y"
 
 
+PRIVATE_PAGES = [
+    "/browse/Mio/",
+    *(f"/browse/Mio/{layer}/" for layer in ("facts", "reflections", "persona", "recent", "recall")),
+]
+
+
 def key_of(subject: dict[str, str]) -> str:
     return f"{subject['subject_kind']}:{subject['subject_id']}"
 
@@ -77,6 +83,9 @@ def test_no_route_leaks_a_subject(
         assert not Fact.objects.filter(text__contains=leak).exists()
         assert not PersonaEntry.objects.filter(text__contains=leak).exists()
         assert not Reflection.objects.filter(text__contains=leak).exists()
+        # The memory browser's pages in their default (private) view.
+        for path in PRIVATE_PAGES:
+            assert leak not in internal_client.get(path).content.decode(), path
 
     # A subject's routes see that subject only.
     assert marker in recall(internal_client, {"query": marker, "subjects": [key_of(one)]})
@@ -86,6 +95,12 @@ def test_no_route_leaks_a_subject(
     assert marker not in context and other_marker not in context  # facts are never rendered there
     own = post(internal_client, "scoped_context", {"subjects": [one]}).content.decode()
     assert f"persona {marker}" in own
+    # A subject's view of a layer page holds that subject's rows, never the other's.
+    for layer in ("facts", "persona"):
+        mine = internal_client.get(f"/browse/Mio/{layer}/", {"subject": key_of(one)}).content.decode()
+        theirs = internal_client.get(f"/browse/Mio/{layer}/", {"subject": key_of(other)}).content.decode()
+        assert marker in mine and other_marker not in mine
+        assert marker not in theirs
 
     # Export carries them, under their subject fields.
     out = tmp_path / marker
