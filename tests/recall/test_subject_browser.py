@@ -4,10 +4,12 @@ edits reach subject rows, and a whole subject is forgotten from any page with th
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, cast
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -204,3 +206,36 @@ def test_forgetting_needs_a_post_from_the_browser(client: Client, mio) -> None:
     answer: Any = outside.post("/browse/Mio/subjects/forget/", {"subject_key": ALICE_KEY})
     assert answer.status_code == 302 and "login" in answer["Location"]
     assert Fact.with_subjects.filter(subject_key=ALICE_KEY).count() == 1
+
+
+def test_export_and_import_carry_every_layer_subject_fields(client: Client, mio, tmp_path) -> None:
+    """Reference §2.4: the files write ``subject_kind`` / ``subject_id`` / ``scope``; the import reads
+    them back to the same subject key, and the browser shows them under that subject only."""
+    out = tmp_path / "out"
+    call_command("export_memory", str(out), "--character", "Mio")
+    files = {
+        name: json.loads((out / "Mio" / name).read_text(encoding="utf-8"))
+        for name in ("facts.json", "reflections.json", "persona_corrections.json", "persona.json")
+    }
+    wanted = (ALICE["subject_kind"], ALICE["subject_id"])
+    for name in ("facts.json", "reflections.json", "persona_corrections.json"):
+        row = next(r for r in files[name] if "alice" in json.dumps(r))
+        assert (row["subject_kind"], row["subject_id"]) == wanted, name
+        private = [r for r in files[name] if str(r.get("text", r.get("new_text", ""))).startswith("master")]
+        assert not [r for r in private if "subject_kind" in r], name
+    fact = next(r for r in files["facts.json"] if r["text"] == "alice fact melon")
+    assert fact["scope"] == ALICE_KEY
+    section = files["persona.json"][f"@subject/{ALICE_KEY}"]
+    assert [e["text"] for e in section["facts"]] == ["alice persona melon"]
+
+    (out / "Mio").rename(out / "Rin")
+    call_command("import_memory", str(out), "--character", "Rin")
+    for model in (Fact, Reflection, PersonaEntry, PersonaCorrection):
+        rows = model.with_subjects.filter(character__name="Rin", subject_key=ALICE_KEY)
+        assert rows.count() == 1, model.__name__
+    assert Fact.with_subjects.filter(character__name="Rin", subject_key=BOB_KEY).count() == 1
+    for layer in PAGES:
+        private = client.get(f"/browse/Rin/{layer}/").content.decode()
+        assert melons(private) == {MASTER_ROW[layer]}
+        alice = client.get(f"/browse/Rin/{layer}/", {"subject": ALICE_KEY}).content.decode()
+        assert melons(alice) and all(t.startswith("alice") for t in melons(alice))
