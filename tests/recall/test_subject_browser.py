@@ -235,7 +235,7 @@ def test_export_and_import_carry_every_layer_subject_fields(client: Client, mio,
         assert rows.count() == 1, model.__name__
     assert Fact.with_subjects.filter(character__name="Rin", subject_key=BOB_KEY).count() == 1
     for layer in PAGES:
-        private = client.get(f"/browse/Rin/{layer}/").content.decode()
-        assert melons(private) == {MASTER_ROW[layer]}
+        shown = client.get(f"/browse/Rin/{layer}/").content.decode()
+        assert melons(shown) == {MASTER_ROW[layer]}
         alice = client.get(f"/browse/Rin/{layer}/", {"subject": ALICE_KEY}).content.decode()
         assert melons(alice) and all(t.startswith("alice") for t in melons(alice))
