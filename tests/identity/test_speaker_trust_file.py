@@ -113,7 +113,7 @@ def test_a_malformed_ledger_file_is_refused_whole(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "speaker_trust.json").write_text(json.dumps(bad))
-    with pytest.raises(CommandError, match="speaker_trust.json, entry not an id"):
+    with pytest.raises(CommandError, match=r"speaker_trust\.json, entry not an id"):
         call_command("import_memory", str(tmp_path), verbosity=0)
     assert not Account.objects.exists()
 

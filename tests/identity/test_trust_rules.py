@@ -73,7 +73,10 @@ def test_a_reported_base_never_reaches_the_admin_rung_and_activity_is_capped() -
 )
 def test_effective_trust_is_always_within_zero_and_one(tier, base, adjustment, count) -> None:
     value = effective_trust(tier=tier, base=base, is_owner=False, adjustment=adjustment, message_count=count)
-    assert value is None if tier is None and base is None else 0.0 <= value <= 1.0
+    if tier is None and base is None:
+        assert value is None
+    else:
+        assert value is not None and 0.0 <= value <= 1.0
 
 
 def test_every_violation_names_itself() -> None:

@@ -218,7 +218,8 @@ def test_a_keyed_write_journals_its_trust_write_and_replays_it(
         first = post(internal_client, "scoped_history", request).json()
     assert first["trust"]["persisted"] is False and first["created"] == 1
     row = ScopedWriteKey.objects.get(key="k-trust")
-    assert row.status == "pending" and row.trust[0]["tier"] == "normal" and len(row.trust[0]["events"]) == 3
+    assert row.status == "pending" and row.trust is not None
+    assert row.trust[0]["tier"] == "normal" and len(row.trust[0]["events"]) == 3
     asked = len(llm_server.requests)
     replayed = post(internal_client, "scoped_history", request).json()
     assert len(llm_server.requests) == asked  # the journal, not the model
