@@ -156,3 +156,23 @@ def fact_subject_counts(*, character_id: int) -> dict[str, dict[str, Any]]:
         if entry["last"] is None or row["last"] > entry["last"]:
             entry["last"] = row["last"]
     return counts
+
+
+def fact_speaker_ids(*, character_id: int) -> set[str]:
+    """The speaker ids that this character's group-chat facts carry as provenance (§2.4)."""
+    rows = Fact.with_subjects.filter(character_id=character_id).exclude(subject_key="")
+    return {
+        value
+        for value in rows.filter(extra__has_key="speaker_id").values_list("extra__speaker_id", flat=True)
+        if isinstance(value, str) and value
+    }
+
+
+def facts_spoken_by_count(*, character_id: int, speaker_id: str, excluding_subject_keys: list[str]) -> int:
+    """Group-chat facts that ``speaker_id`` said but that are stored under other subjects."""
+    return (
+        Fact.with_subjects.filter(character_id=character_id, extra__speaker_id=speaker_id)
+        .exclude(subject_key="")
+        .exclude(subject_key__in=excluding_subject_keys)
+        .count()
+    )

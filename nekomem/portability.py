@@ -538,3 +538,62 @@ def _unpack(archive: IO[bytes], folder: Path) -> None:
             found += 1
     if not found:
         raise ImportRefused(["the archive holds no file of the memory layout (facts.json, recent.json …)"])
+
+
+# --- process-wide files at the root of the memory folder (reference §2.15) ---------------------------------
+
+
+@dataclass(frozen=True)
+class RootFileHandler(Generic[Parsed]):
+    """A file beside the character directories (``memory/speaker_trust.json``), not of one character.
+
+    ``read(path)`` validates without the database (raising ``MalformedFile``); ``write(parsed)`` runs
+    in the import's transaction; ``export(path)`` writes the file and returns its entries, or None when
+    there is nothing to write.
+    """
+
+    filename: str
+    read: Callable[[Path], Parsed]
+    write: Callable[[Parsed], ImportResult]
+    export: Callable[[Path], int | None]
+
+
+_root_handlers: dict[str, RootFileHandler[Any]] = {}
+
+
+def register_root_file_handler(handler: RootFileHandler[Any]) -> None:
+    _root_handlers[handler.filename] = handler
+
+
+def root_file_handlers() -> list[RootFileHandler[Any]]:
+    return sorted(_root_handlers.values(), key=lambda h: h.filename)
+
+
+def memory_export_root(*, root: Path) -> list[FileExported]:
+    """Write the process-wide files at ``root``; returns the files written."""
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for handler in root_file_handlers():
+        entries = handler.export(root / handler.filename)
+        if entries is not None:
+            written.append(FileExported(handler.filename, entries))
+    return written
+
+
+def memory_import_root(*, root: Path) -> list[FileImported]:
+    """Import the process-wide files found at ``root``, all or nothing (``ImportRefused`` names each
+    malformed file); importing the same files again changes nothing."""
+    parsed: list[tuple[RootFileHandler[Any], Any]] = []
+    problems: list[str] = []
+    for handler in root_file_handlers():
+        path = root / handler.filename
+        if not path.is_file():
+            continue
+        try:
+            parsed.append((handler, handler.read(path)))
+        except MalformedFile as exc:
+            problems.append(exc.describe(root))
+    if problems:
+        raise ImportRefused(problems)
+    with transaction.atomic():
+        return [FileImported(handler.filename, handler.write(payload)) for handler, payload in parsed]

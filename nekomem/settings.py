@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "nekomem.journal",
     "nekomem.runtime",
     "nekomem.install",
+    "nekomem.identity",
     "recent",
     "facts",
     "reflections",

@@ -117,6 +117,11 @@ class ScopedWriteKey(models.Model):
     )
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     generated = models.JSONField(null=True, blank=True, help_text="Per segment: the extracted facts.")
+    trust = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Per segment: the trust write journalled with the facts; replayed while pending.",
+    )
     answer = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField()
 

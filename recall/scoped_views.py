@@ -21,6 +21,15 @@ from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get
 from nekomem.characters.services import character_get_or_create
 from nekomem.http import HistoryParseError, validated_name
+from nekomem.identity.services import speaker_trust_record, speaker_trust_resolve
+from nekomem.identity.trust import (
+    TRUST_FIELDS,
+    TrustFieldError,
+    TrustInput,
+    TrustOutcome,
+    outcomes_combined,
+    trust_input_parse,
+)
 from nekomem.subjects import SUBJECTS_MAX, Subject, SubjectError, subject_parse
 from recall.selectors import forget_epochs_read, scoped_subjects_list
 from recall.services import (
@@ -264,17 +273,10 @@ HISTORY_MAX = 200
 SEGMENTS_MAX = 8
 IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 LABEL_MAX = 64
-# No speaker-trust ledger is kept yet: every answer says nothing about trust was to be written, which the
-# wire client reads as accepted (``persisted: null``).
-TRUST_NOTHING = {
-    "resolved": None,
-    "persisted": None,
-    "signals_applied": 0,
-    "activity_applied": 0,
-    "gated": False,
-    "channel_collision": False,
-}
-SINGLE_FIELDS = ("input_history", "subject", "speaker_label", "speaker_id", "display_name")
+# The trust block of a segment with nothing about trust to write (the wire client reads it as accepted).
+TRUST_NOTHING = TrustOutcome().block()
+# A batch carries its trust fields per segment: top-level ones are the single shape's.
+SINGLE_FIELDS = ("input_history", "subject", "speaker_label", "speaker_id", "display_name", *TRUST_FIELDS)
 
 
 def _label(raw: Any, name: str) -> str | None:
@@ -301,6 +303,7 @@ class _Segment:
     speaker_id: str | None
     display_name: str | None
     trust: float | None
+    trust_input: TrustInput | None = None
 
 
 def _segment(raw: Any, *, label_required: bool) -> _Segment:
@@ -319,6 +322,10 @@ def _segment(raw: Any, *, label_required: bool) -> _Segment:
         isinstance(trust, bool) or not isinstance(trust, int | float) or not 0 <= trust <= 1
     ):
         raise Unprocessable("speaker_trust must be a number 0..1")
+    try:
+        trust_input = trust_input_parse(raw)
+    except TrustFieldError as exc:
+        raise Unprocessable(str(exc)) from exc
     lines = [
         text for m in messages if m["type"] == "human" for text in [history_message_text(m)] if text.strip()
     ]
@@ -331,6 +338,7 @@ def _segment(raw: Any, *, label_required: bool) -> _Segment:
         speaker_id=speaker_id,
         display_name=_display_name(raw.get("display_name")),
         trust=trust,
+        trust_input=trust_input,
     )
 
 
@@ -364,6 +372,7 @@ def _apply(
     facts: list[ScopedFact],
     language: str | None,
     stale: bool = False,
+    trust: TrustOutcome | None = None,
 ) -> dict[str, Any]:
     """Store one segment's facts; idempotent per subject and text, so a resumed journal adds nothing twice."""
     if stale:  # forgotten after the caller's epoch: answered processed, nothing written
@@ -371,7 +380,8 @@ def _apply(
     speaker = {
         "speaker_label": segment.speaker_label,
         "speaker_id": segment.speaker_id,
-        "speaker_trust": segment.trust,
+        # The ledger's resolved trust (or the legacy value as sent); none while the source is gated.
+        "speaker_trust": trust.resolved if trust is not None else segment.trust,
     }
     stored = facts_scoped_store(
         character_id=character.pk, subject=segment.subject, facts=facts, speaker=speaker
@@ -390,15 +400,15 @@ def _apply(
     }
 
 
-def _batch_fields(result: dict[str, Any]) -> dict[str, Any]:
+def _batch_fields(result: dict[str, Any], trust: TrustOutcome | None = None) -> dict[str, Any]:
     new = result["fact_ids"][len(result["fact_ids"]) - result["created"] :] if result["created"] else []
     return {
         **result,
         "fact_identities": result["fact_ids"],
         "created_fact_identities": new,
         "reconciled": 0,
-        "trust": TRUST_NOTHING,
-        "trust_events": [],
+        "trust": trust.block() if trust is not None else TRUST_NOTHING,
+        "trust_events": trust.events if trust is not None else [],
     }
 
 
@@ -407,6 +417,10 @@ class _Keyed:
     key: str
     epochs: dict[str, int]
     fingerprint: str
+
+
+def _server(segment: _Segment) -> bool:
+    return segment.trust_input is not None and segment.trust_input.server
 
 
 def _keyed(body: dict[str, Any], segments: list[_Segment], language: str | None) -> _Keyed | None:
@@ -437,6 +451,8 @@ def _keyed(body: dict[str, Any], segments: list[_Segment], language: str | None)
                 "subject": s.subject.as_dict(),
                 "speaker_id": s.speaker_id,
                 "trust": s.trust,
+                # Server-derived trust inputs are part of the meaning (absent: the older fingerprint).
+                **({"trust_input": s.trust_input.as_dict()} if s.trust_input and _server(s) else {}),
             }
             for s in segments
         ],
@@ -470,7 +486,18 @@ def _keyed_history(
             generated = [_extract(character=character, segment=s, language=language) for s in segments]
         except ScopedExtractionFailed:
             return _detail("scoped fact extraction failed; retry later", status=502)
-        scoped_write_key_journal(row=row, generated=[[asdict(f) for f in facts] for facts in generated])
+        scoped_write_key_journal(
+            row=row,
+            generated=[[asdict(f) for f in facts] for facts in generated],
+            trust=[s.trust_input.as_dict() if s.trust_input else None for s in segments],
+        )
+    # The journalled trust write is replayed while the key is pending (events count once).
+    inputs = (
+        [TrustInput.from_dict(t) if t else None for t in row.trust]
+        if row.trust is not None
+        else [s.trust_input for s in segments]
+    )
+    outcomes = speaker_trust_resolve(inputs=inputs)
     results = [
         _apply(
             character=character,
@@ -482,15 +509,24 @@ def _keyed_history(
                 subject_key=segment.subject.key,
                 epoch=keyed.epochs[segment.subject.key],
             ),
+            trust=outcome,
         )
-        for segment, raw in zip(segments, row.generated or [], strict=True)
+        for segment, raw, outcome in zip(segments, row.generated or [], outcomes, strict=True)
     ]
+    speaker_trust_record(inputs=inputs, outcomes=outcomes)
     answer: dict[str, Any]
     if batched:
-        answer = {"status": "processed", "segments": [{**_batch_fields(r), "status": "ok"} for r in results]}
+        answer = {
+            "status": "processed",
+            "segments": [
+                {**_batch_fields(r, o), "status": "ok"} for r, o in zip(results, outcomes, strict=True)
+            ],
+            "trust": outcomes_combined(outcomes),
+        }
     else:
-        answer = {"status": "processed", **results[0]}
-    answer["trust"] = TRUST_NOTHING
+        answer = {"status": "processed", **results[0], "trust": outcomes[0].block()}
+    if any(o.persisted is False for o in outcomes):
+        return _ok(answer)  # the key stays pending: the same request replays the trust write
     scoped_write_key_finish(row=row, answer=answer)
     return _ok(answer)
 
@@ -536,26 +572,46 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
             logger.warning("scoped_history %s: extraction failed", name)
             return _detail("scoped fact extraction failed; retry later", status=502)
         overtaken = _generation(character, segments[0]) != generation
+        inputs = [segments[0].trust_input]
+        outcomes = speaker_trust_resolve(inputs=inputs)
         result = _apply(
-            character=character, segment=segments[0], facts=facts, language=language, stale=overtaken
+            character=character,
+            segment=segments[0],
+            facts=facts,
+            language=language,
+            stale=overtaken,
+            trust=outcomes[0],
         )
+        speaker_trust_record(inputs=inputs, outcomes=outcomes)  # the last write of the request
         logger.info("scoped_history %s: %d created", name, result["created"])
-        return _ok({"status": "processed", **result, "trust": TRUST_NOTHING})
+        return _ok({"status": "processed", **result, "trust": outcomes[0].block()})
     # One extraction per segment: a failed one is reported at its position and only it is retried.
+    inputs = [s.trust_input for s in segments]
+    outcomes = speaker_trust_resolve(inputs=inputs)  # stamped from the ledger as the request found it
     results = []
-    for segment in segments:
+    for index, segment in enumerate(segments):
         generation = _generation(character, segment)
         try:
             facts = _extract(character=character, segment=segment, language=language)
         except ScopedExtractionFailed:
             failed = {"subject": segment.subject.as_dict(), "created": 0, "dropped": 0, "fact_ids": []}
             results.append({**_batch_fields(failed), "status": "failed"})
+            inputs[index], outcomes[index] = None, TrustOutcome()  # counted when its retry succeeds
             continue
         overtaken = _generation(character, segment) != generation
         applied = _apply(
-            character=character, segment=segment, facts=facts, language=language, stale=overtaken
+            character=character,
+            segment=segment,
+            facts=facts,
+            language=language,
+            stale=overtaken,
+            trust=outcomes[index],
         )
         results.append({**_batch_fields(applied), "status": "ok"})
+    speaker_trust_record(inputs=inputs, outcomes=outcomes)
+    for result, outcome in zip(results, outcomes, strict=True):
+        if result["status"] == "ok":
+            result.update(trust=outcome.block(), trust_events=outcome.events)
     failed_count = sum(r["status"] == "failed" for r in results)
     logger.info("scoped_history %s: %d segments, %d failed", name, len(results), failed_count)
-    return _ok({"status": "processed", "segments": results, "trust": TRUST_NOTHING})
+    return _ok({"status": "processed", "segments": results, "trust": outcomes_combined(outcomes)})

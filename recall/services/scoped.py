@@ -19,6 +19,8 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_forgotten, memory_forgotten_apply
+from nekomem.identity.selectors import linked_accounts
+from nekomem.identity.trust import normalize_account_id
 from nekomem.language.codes import supported_language
 from nekomem.subjects import Subject
 from nekomem.textproc import count_tokens
@@ -143,6 +145,26 @@ class ForgetEpochScope(ValueError):
     """``forget_epoch`` with a non-default scope (a 422)."""
 
 
+def linked_subject_keys(subject: Subject) -> list[str]:
+    """The same person's subjects under their other linked accounts on the same platform (never
+    another platform's): ``participant:<account>``, or ``group_participant:<group>:<actor>`` in the
+    same group. A group has no linked accounts."""
+    if subject.kind == "participant":
+        account_id = normalize_account_id(subject.subject_id)
+        return [f"participant:{a}" for a in linked_accounts(account_id=account_id)] if account_id else []
+    if subject.kind == "group_participant":
+        platform, _, rest = subject.subject_id.partition(":")
+        group, _, actor = rest.rpartition(":")
+        account_id = normalize_account_id(f"{platform}:{actor}") if group else None
+        if account_id is None:
+            return []
+        return [
+            f"group_participant:{platform}:{group}:{a.split(':', 1)[1]}"
+            for a in linked_accounts(account_id=account_id)
+        ]
+    return []
+
+
 def scoped_forget(
     *, character_id: int, subject: Subject, forget_epoch: int | None = None, now: datetime | None = None
 ) -> Forgotten:
@@ -151,7 +173,8 @@ def scoped_forget(
     if forget_epoch is not None and not subject.default_scope:
         raise ForgetEpochScope("forget_epoch needs the subject's default scope")
     now = now or timezone.now()
-    keys = [subject.key]
+    linked = linked_subject_keys(subject)
+    keys = [subject.key, *linked]
     # One transaction: the tombstone never commits without the erasure it stands for, so a retry after
     # a failure finds no tombstone and erases again.
     with transaction.atomic():
@@ -170,15 +193,25 @@ def scoped_forget(
         tomb.generation += 1
         tomb.forgotten_at = now
         tomb.save()
+        for key in linked:  # the linked accounts' unkeyed writes in flight are dropped too
+            other, _ = SubjectForgetEpoch.objects.get_or_create(
+                character_id=character_id, subject_key=key, defaults={"forgotten_at": now}
+            )
+            other.generation += 1
+            other.forgotten_at = now
+            other.save()
         counts = dict(facts_subject_forget(character_id=character_id, subject_keys=keys))
         counts["reflections"] = reflections_subject_forget(character_id=character_id, subject_keys=keys)
         counts.update(persona_subject_forget(character_id=character_id, subject_keys=keys))
         # A staged (pending) keyed write about the subject goes too; its retry meets the tombstone.
-        counts["staged"] = ScopedWriteKey.objects.filter(
-            character_id=character_id,
-            status=ScopedWriteKey.Status.PENDING,
-            subject_keys__contains=subject_keys_text([subject.key]),
-        ).delete()[0]
+        counts["staged"] = sum(
+            ScopedWriteKey.objects.filter(
+                character_id=character_id,
+                status=ScopedWriteKey.Status.PENDING,
+                subject_keys__contains=subject_keys_text([key]),
+            ).delete()[0]
+            for key in keys
+        )
         counts["prompt_locale"] = (
             SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys)
             .exclude(prompt_locale="")
@@ -186,6 +219,7 @@ def scoped_forget(
         )
         SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys).delete()
         removed = {name: count for name, count in counts.items() if isinstance(count, int) and count}
+        counts["linked_accounts"] = len(linked)
         if removed:
             character_memory_forgotten(character_id=character_id)
     if removed:
@@ -227,10 +261,16 @@ def scoped_write_key_begin(
     return row
 
 
-def scoped_write_key_journal(*, row: ScopedWriteKey, generated: list[list[dict[str, Any]]]) -> None:
-    """Journal what the model extracted before anything is applied: a retry resumes from here."""
-    ScopedWriteKey.objects.filter(pk=row.pk, generated__isnull=True).update(generated=generated)
-    row.refresh_from_db(fields=["generated"])
+def scoped_write_key_journal(
+    *,
+    row: ScopedWriteKey,
+    generated: list[list[dict[str, Any]]],
+    trust: list[dict[str, Any] | None] | None = None,
+) -> None:
+    """Journal what the model extracted, and the trust write that goes with it, before anything is
+    applied: a retry of the pending key resumes from here (the trust write included)."""
+    ScopedWriteKey.objects.filter(pk=row.pk, generated__isnull=True).update(generated=generated, trust=trust)
+    row.refresh_from_db(fields=["generated", "trust"])
 
 
 def scoped_write_key_finish(*, row: ScopedWriteKey, answer: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -216,3 +216,61 @@ def test_a_forgotten_group_chat_subject_is_found_nowhere(internal_client, tmp_pa
     assert not [t for t in scoped_recall() if marker in t]
     assert_forgotten(internal_client, tmp_path, character.pk, name, marker)
     assert "主人每天早上喝一杯冰美式" in recalled(name, "冰美式")
+
+
+@hypothesis_settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(marker=markers, kept=markers)
+def test_forgetting_a_participant_forgets_their_linked_accounts_on_the_same_platform(
+    internal_client, marker: str, kept: str, tmp_path: Path
+) -> None:
+    """The marker said under a linked account (same person, same platform) is found nowhere after
+    the participant is forgotten; the same person's account on another platform keeps its memory."""
+    kept = f"kz{kept}"
+    assume(marker not in kept)
+    name = f"忘记链接{marker[-8:]}"
+    character = seeded(name, marker)
+    serial = marker[-8:]
+    main, linked, elsewhere = f"qq:{serial}1", f"qq:{serial}2", f"discord:{serial}3"
+
+    def identity(route: str, body: dict) -> dict:
+        answer = internal_client.post(f"/internal/identity/{route}", body, content_type="application/json")
+        assert answer.status_code == 200, answer.content
+        return answer.json()
+
+    identity("accounts/ensure", {"account_id": main})
+    identity("accounts/bind", {"account_id": linked, "to_account_id": main})
+    identity("accounts/bind", {"account_id": elsewhere, "to_account_id": main})
+    base = f"/internal/memory/{quote(name)}"
+
+    def subject(account_id: str) -> dict:
+        return {"subject_kind": "participant", "subject_id": account_id}
+
+    def scoped_recall(account_id: str, text: str) -> list[str]:
+        body = {"query": text, "subjects": [subject(account_id)]}
+        answer = internal_client.post(f"/query_memory/{quote(name)}", body, content_type="application/json")
+        return [row["text"] for row in answer.json()["results"] if text in row["text"]]
+
+    for account_id, text in ((linked, f"小号的暗号是 {marker}"), (elsewhere, f"另一个平台的暗号是 {kept}")):
+        stored = internal_client.post(
+            f"{base}/scoped_facts",
+            {"subject": subject(account_id), "facts": [{"text": text}]},
+            content_type="application/json",
+        )
+        assert stored.status_code == 200, stored.content
+    index_cache.character_forget(character.pk)
+    assert scoped_recall(linked, marker) and scoped_recall(elsewhere, kept)
+    assert [t for t in snapshot_texts()[1] if marker in t]
+
+    forgot = internal_client.post(
+        f"{base}/scoped_forget", {"subject": subject(main)}, content_type="application/json"
+    )
+    assert forgot.json()["forgotten_subjects"] == [f"participant:{main}", f"participant:{linked}"], (
+        forgot.content
+    )
+    assert forgot.json()["facts"] == 1
+    assert not scoped_recall(linked, marker)
+    assert_forgotten(internal_client, tmp_path, character.pk, name, marker)
+    assert scoped_recall(elsewhere, kept)
+    assert kept in exported(tmp_path, name)

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nekomem.characters.models import Character
-from nekomem.portability import memory_export, progress, progress_bars
+from nekomem.portability import memory_export, memory_export_root, progress, progress_bars
 
 
 class Command(BaseCommand):
@@ -18,7 +18,10 @@ class Command(BaseCommand):
         if self.verbosity >= 1:
             self.stdout.write(line)
 
-    help = "Export every character (or one) to ROOT/<name>/ in the original N.E.K.O. file shapes."
+    help = (
+        "Export every character (or one) to ROOT/<name>/ in the original N.E.K.O. file shapes, and the "
+        "process-wide files (speaker_trust.json) to ROOT/ when exporting them all."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("root", type=Path)
@@ -36,3 +39,7 @@ class Command(BaseCommand):
             for character in progress(characters, total=characters.count(), desc="characters"):
                 for written in memory_export(character=character, folder=root / character.name):
                     self._say(f"{character.name}/{written.filename}: {written.entries} entries")
+        if not options.get("character"):
+            # The process-wide files (speaker_trust.json) belong to no character: a whole export only.
+            for written in memory_export_root(root=root):
+                self._say(f"{written.filename}: {written.entries} entries")

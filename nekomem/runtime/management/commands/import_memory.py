@@ -8,7 +8,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from nekomem.characters.names import InvalidCharacterName
-from nekomem.portability import ImportRefused, ImportSource, memory_import, memory_sources, progress_bars
+from nekomem.portability import (
+    ImportRefused,
+    ImportSource,
+    memory_import,
+    memory_import_root,
+    memory_sources,
+    progress_bars,
+)
 
 
 class Command(BaseCommand):
@@ -57,3 +64,18 @@ class Command(BaseCommand):
                 )
             if not report.written:
                 self._say(f"{report.name}: nothing changed")
+        if only:
+            return
+        # The process-wide files at ROOT (speaker_trust.json): all of them or none, after the characters.
+        try:
+            root_files = memory_import_root(root=root)
+        except ImportRefused as exc:
+            raise CommandError(
+                "refused, no process-wide file was imported:\n" + "\n".join(exc.problems)
+            ) from exc
+        for written in root_files:
+            result = written.result
+            self._say(
+                f"{written.filename}: {result.created} new, {result.updated} updated, "
+                f"{result.unchanged} unchanged"
+            )
