@@ -572,14 +572,14 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
         logger.warning("scoped_history %s: batch extraction failed", name)
         return _detail("scoped fact extraction failed; retry later", status=502)
     results = []
-    for segment, facts, generation in zip(segments, extracted, generations, strict=True):
-        if facts is None:
+    for segment, answered, generation in zip(segments, extracted, generations, strict=True):
+        if answered is None:
             failed = {"subject": segment.subject.as_dict(), "created": 0, "dropped": 0, "fact_ids": []}
             results.append({**_batch_fields(failed), "status": "failed"})
             continue
         overtaken = _generation(character, segment) != generation
         applied = _apply(
-            character=character, segment=segment, facts=facts, language=language, stale=overtaken
+            character=character, segment=segment, facts=answered, language=language, stale=overtaken
         )
         results.append({**_batch_fields(applied), "status": "ok"})
     failed_count = sum(r["status"] == "failed" for r in results)
