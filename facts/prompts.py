@@ -40,6 +40,19 @@ def extraction_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": render_dialogue(lines)}]
 
 
+def batch_extraction_messages(
+    *, name: str, segments: list[tuple[str, list[tuple[str, str]]]], language: str | None
+) -> list[dict[str, str]]:
+    """One prompt over a group's segments, each ``(speaker, lines)``, numbered from 1 in request order."""
+    system = _prompt(language, "extract_batch").format(name=name, count=len(segments))
+    header = _prompt(language, "segment_header")
+    body = "\n\n".join(
+        f"{header.format(index=i, speaker=speaker)}\n{render_dialogue(lines)}"
+        for i, (speaker, lines) in enumerate(segments, start=1)
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": body}]
+
+
 def disclosure_messages(
     *, name: str, master: str, lines: list[tuple[str, str]], known: list[str], language: str | None
 ) -> list[dict[str, str]]:

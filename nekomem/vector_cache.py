@@ -56,7 +56,9 @@ def vector_cache_write(
         for pk, vector, text_sha, model_id in rows:
             # The concrete models have the character key; the abstract fields do not (hence the dict).
             scope: dict[str, int] = {"pk": pk, "character_id": character_id}
-            model._default_manager.filter(**scope).update(
+            # The base manager: a layer's default manager hides group-chat subjects' rows, and their
+            # vectors are written the same way.
+            model._base_manager.filter(**scope).update(
                 embedding=vector, embedding_text_sha256=text_sha, embedding_model_id=model_id
             )
         character_memory_changed(

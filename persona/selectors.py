@@ -158,22 +158,23 @@ def persona_event_seeds(character_id: int) -> Iterator[tuple[str, dict[str, Any]
 
 
 def persona_entries_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
-    """(pk, text) of the character's live entries the embedding backfill still has to embed."""
-    rows = PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True)
+    """(pk, text) of the character's live entries the embedding backfill still has to embed, group-chat
+    subjects' sections included (their vectors serve only scoped reads)."""
+    rows = PersonaEntry.with_subjects.filter(character_id=character_id, archive_shard_path__isnull=True)
     return vector_cache_stale(rows, model_id=model_id, limit=limit)
 
 
 def characters_with_unvectored_persona(*, model_id: str) -> list[int]:
     """Characters with a live entry lacking a vector of ``model_id`` (the SQL test)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    rows = PersonaEntry.objects.filter(missing, archive_shard_path__isnull=True).exclude(text="")
+    rows = PersonaEntry.with_subjects.filter(missing, archive_shard_path__isnull=True).exclude(text="")
     return list(rows.values_list("character_id", flat=True).distinct().order_by())
 
 
 def persona_vector_coverage(model_id: str) -> VectorCoverage:
     """The live entries the backfill embeds: with a vector of ``model_id``, and still without."""
     return vector_cache_coverage(
-        PersonaEntry.objects.filter(archive_shard_path__isnull=True), model_id=model_id
+        PersonaEntry.with_subjects.filter(archive_shard_path__isnull=True), model_id=model_id
     )
 
 

@@ -7,6 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from nekomem.characters.names import InvalidCharacterName
+from nekomem.characters.services import CharacterReleaseInProgress
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
 from recall.services.external_import import (
     ImportBadInput,
@@ -26,6 +27,9 @@ def import_external_markdown(request: HttpRequest) -> HttpResponse:
         return json_error(str(exc), status=400, error_code="external_import_invalid")
     except ImportTooLarge as exc:
         return json_error(str(exc), status=413, error_code="external_import_too_large")
+    except CharacterReleaseInProgress as exc:
+        # The original's fence body (reference §1.7): the caller retries after the rename or delete.
+        return json_ok({"status": "cancelled", "message": str(exc)}, status=409)
     counts = {
         "added_persona": report.added_persona,
         "added_facts": report.added_facts,

@@ -16,7 +16,14 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from facts.models import Fact
-from facts.services import ScopedExtractionFailed, ScopedFact, facts_scoped_extract, facts_scoped_store
+from facts.services import (
+    BatchSegment,
+    ScopedExtractionFailed,
+    ScopedFact,
+    facts_scoped_extract,
+    facts_scoped_extract_batch,
+    facts_scoped_store,
+)
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get
 from nekomem.characters.services import character_get_or_create
@@ -365,6 +372,21 @@ def _extract(*, character: Character, segment: _Segment, language: str | None) -
     )
 
 
+def _extract_batch(
+    *, character: Character, segments: list[_Segment], language: str | None
+) -> list[list[ScopedFact] | None]:
+    """One LLM call over the whole batch (§1.6); ``None`` where the model skipped a segment. Raises
+    ScopedExtractionFailed when the call fails."""
+    return facts_scoped_extract_batch(
+        character=character,
+        segments=[
+            BatchSegment(speaker=s.speaker_label or s.display_name or s.subject.key, lines=s.lines)
+            for s in segments
+        ],
+        language=language,
+    )
+
+
 def _apply(
     *,
     character: Character,
@@ -482,8 +504,14 @@ def _keyed_history(
     if row.status == row.Status.DONE and row.answer is not None:
         return _ok(_duplicate(row.answer))
     if row.generated is None:
-        try:  # a keyed batch succeeds or fails as a whole
-            generated = [_extract(character=character, segment=s, language=language) for s in segments]
+        try:  # a keyed batch succeeds or fails as a whole: a skipped segment fails it, nothing journalled
+            if batched:
+                extracted = _extract_batch(character=character, segments=segments, language=language)
+                if any(facts is None for facts in extracted):
+                    raise ScopedExtractionFailed("the model skipped a segment")
+                generated = [facts or [] for facts in extracted]
+            else:
+                generated = [_extract(character=character, segment=segments[0], language=language)]
         except ScopedExtractionFailed:
             return _detail("scoped fact extraction failed; retry later", status=502)
         scoped_write_key_journal(
@@ -585,15 +613,21 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
         speaker_trust_record(inputs=inputs, outcomes=outcomes)  # the last write of the request
         logger.info("scoped_history %s: %d created", name, result["created"])
         return _ok({"status": "processed", **result, "trust": outcomes[0].block()})
-    # One extraction per segment: a failed one is reported at its position and only it is retried.
+    # One extraction call for the whole batch; a segment the model skipped is reported failed at its
+    # position and only it is retried. A forget between the call and a segment's write drops that write.
     inputs = [s.trust_input for s in segments]
     outcomes = speaker_trust_resolve(inputs=inputs)  # stamped from the ledger as the request found it
+    generations = [_generation(character, segment) for segment in segments]
+    try:
+        extracted = _extract_batch(character=character, segments=segments, language=language)
+    except ScopedExtractionFailed:
+        logger.warning("scoped_history %s: batch extraction failed", name)
+        return _detail("scoped fact extraction failed; retry later", status=502)
     results = []
-    for index, segment in enumerate(segments):
-        generation = _generation(character, segment)
-        try:
-            facts = _extract(character=character, segment=segment, language=language)
-        except ScopedExtractionFailed:
+    for index, (segment, answered, generation) in enumerate(
+        zip(segments, extracted, generations, strict=True)
+    ):
+        if answered is None:
             failed = {"subject": segment.subject.as_dict(), "created": 0, "dropped": 0, "fact_ids": []}
             results.append({**_batch_fields(failed), "status": "failed"})
             inputs[index], outcomes[index] = None, TrustOutcome()  # counted when its retry succeeds
@@ -602,7 +636,7 @@ def scoped_history(request: HttpRequest, name: str) -> HttpResponse:
         applied = _apply(
             character=character,
             segment=segment,
-            facts=facts,
+            facts=answered,
             language=language,
             stale=overtaken,
             trust=outcomes[index],

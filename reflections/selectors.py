@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import FloatField, Func, Q, QuerySet
+from django.db.models import Count, FloatField, Func, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from facts.models import Fact
@@ -75,8 +75,11 @@ def surfaced_by_reflection(
     return history
 
 
-def reflection_get(*, character_id: int, reflection_id: str) -> Reflection | None:
-    return Reflection.objects.filter(character_id=character_id, reflection_id=reflection_id).first()
+def reflection_get(*, character_id: int, reflection_id: str, subject_key: str = "") -> Reflection | None:
+    """The master's reflection, or with ``subject_key`` that group-chat subject's."""
+    return Reflection.with_subjects.filter(
+        character_id=character_id, reflection_id=reflection_id, subject_key=subject_key
+    ).first()
 
 
 def reflections_active(*, character_id: int) -> list[Reflection]:
@@ -118,11 +121,13 @@ def surfaced_awaiting_feedback(*, character_id: int) -> list[SurfacedReflection]
     )
 
 
-def synthesis_candidates(*, character_id: int) -> list[Fact]:
-    """Unabsorbed active facts of importance ≥ 5, by importance descending then age."""
+def synthesis_candidates(*, character_id: int, subject_key: str = "") -> list[Fact]:
+    """Unabsorbed active facts of importance ≥ 5, by importance descending then age: the master's, or
+    with ``subject_key`` one group-chat subject's (never mixed)."""
     return list(
-        Fact.objects.filter(
+        Fact.with_subjects.filter(
             character_id=character_id,
+            subject_key=subject_key,
             absorbed=False,
             archived=False,
             importance__gte=MIN_SYNTHESIS_IMPORTANCE,
@@ -130,10 +135,34 @@ def synthesis_candidates(*, character_id: int) -> list[Fact]:
     )
 
 
-def absorbed_fact_vectors(*, character_id: int, embedder: Embedder) -> list[tuple[str, str, object]]:
-    """(fact id, text, vector) of absorbed facts, archive included, whose vector is valid now."""
-    rows = Fact.objects.filter(
-        character_id=character_id, absorbed=True, embedding_model_id=embedder.model_id
+def subjects_with_synthesis_candidates(*, character_id: int, minimum: int) -> list[str]:
+    """Keys of the subjects holding at least ``minimum`` synthesis candidates, in key order."""
+    rows = (
+        Fact.with_subjects.filter(
+            character_id=character_id,
+            absorbed=False,
+            archived=False,
+            importance__gte=MIN_SYNTHESIS_IMPORTANCE,
+        )
+        .exclude(subject_key="")
+        .values("subject_key")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=minimum)
+        .order_by("subject_key")
+    )
+    return [row["subject_key"] for row in rows]
+
+
+def absorbed_fact_vectors(
+    *, character_id: int, embedder: Embedder, subject_key: str = ""
+) -> list[tuple[str, str, object]]:
+    """(fact id, text, vector) of absorbed facts, archive included, whose vector is valid now; the
+    master's, or one subject's."""
+    rows = Fact.with_subjects.filter(
+        character_id=character_id,
+        subject_key=subject_key,
+        absorbed=True,
+        embedding_model_id=embedder.model_id,
     ).values_list("fact_id", "text", "embedding", "embedding_text_sha256")
     out: list[tuple[str, str, object]] = []
     for fact_id, text, stored, sha in rows.iterator(chunk_size=2000):
@@ -284,8 +313,9 @@ VECTOR_STATUSES = (*ACTIVE_STATUSES, Reflection.Status.PROMOTED)
 
 
 def reflections_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:
-    """(pk, text) of the character's reflections the embedding backfill still has to embed."""
-    rows = Reflection.objects.filter(character_id=character_id, status__in=VECTOR_STATUSES)
+    """(pk, text) of the character's reflections the embedding backfill still has to embed, group-chat
+    subjects' included (recall's pool holds them; only a scoped query returns them)."""
+    rows = Reflection.with_subjects.filter(character_id=character_id, status__in=VECTOR_STATUSES)
     return vector_cache_stale(rows, model_id=model_id, limit=limit)
 
 
@@ -293,13 +323,15 @@ def characters_with_unvectored_reflections(*, model_id: str) -> list[int]:
     """Characters with a reflection lacking a vector of ``model_id`` (the SQL test; a rewritten text is
     caught by ``reflections_needing_vectors``)."""
     missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
-    rows = Reflection.objects.filter(missing, status__in=VECTOR_STATUSES).exclude(text="")
+    rows = Reflection.with_subjects.filter(missing, status__in=VECTOR_STATUSES).exclude(text="")
     return list(rows.values_list("character_id", flat=True).distinct().order_by())
 
 
 def reflection_vector_coverage(model_id: str) -> VectorCoverage:
     """The reflections the backfill embeds: with a vector of ``model_id``, and still without."""
-    return vector_cache_coverage(Reflection.objects.filter(status__in=VECTOR_STATUSES), model_id=model_id)
+    return vector_cache_coverage(
+        Reflection.with_subjects.filter(status__in=VECTOR_STATUSES), model_id=model_id
+    )
 
 
 def reflections_of_subjects(*, character_id: int, subject_keys: list[str]) -> QuerySet[Reflection]:

@@ -9,11 +9,17 @@ from reflections.services import (
     reflections_auto_promote,
     reflections_rebuttal_tick,
     reflections_stage2,
+    reflections_subjects_synthesize,
 )
 
 
+def _synthesize_all(character_id: int) -> None:
+    reflection_synthesize(character_id=character_id)
+    reflections_subjects_synthesize(character_id=character_id)
+
+
 def reflection_synthesis_loop() -> None:
-    each_character("reflection synthesis", lambda cid: reflection_synthesize(character_id=cid))
+    each_character("reflection synthesis", _synthesize_all)
 
 
 def reflection_auto_promote_loop() -> None:

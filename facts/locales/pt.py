@@ -23,4 +23,14 @@ Responda apenas com um array JSON; responda [] quando não houver nada novo.""",
 {pairs}
 Responda apenas com um array JSON: [{{"index": número, "action": "merge|replace|keep_both", "text": "só para merge"}}].""",
     "pair": "[{index}] novo: {new}\n    antigo: {old}",
+    "extract_batch": """Você cuida da memória de longo prazo de {name}, que está num chat de grupo. Abaixo há {count} segmentos numerados; cada um começa com um cabeçalho «[segmento N]» que nomeia quem fala. Extraia cada segmento separadamente: os fatos atômicos que vale a pena lembrar por muito tempo sobre quem fala naquele segmento (informações estáveis ou acontecimentos recentes), sobre {name} segundo essa pessoa, ou sobre a relação dos dois. Os fatos de um segmento tratam apenas de quem fala nele, nunca de quem fala em outro segmento e nunca do dono de {name}.
+Regras:
+- Um fato por item: uma afirmação completa em terceira pessoa que nomeie quem fala pelo seu rótulo.
+- Escreva cada fato no idioma do próprio segmento; não traduza.
+- Ignore cumprimentos, cortesias e conversa sem informação; não suponha nem acrescente nada que o segmento não diga.
+- importance de 1 a 10: 10 = nomes, apelidos, aniversários, identidade ou algo que pedem explicitamente para lembrar; 8-9 = preferências ou hábitos centrais e estáveis; 6-7 = preferências comuns ou acontecimentos recentes; 5 = algo menor mas que vale guardar; 1-4 = indícios fracos (devolva-os mesmo assim).
+- entity: master = sobre quem fala no segmento, neko = sobre {name}, relationship = sobre essa pessoa e {name}.
+- event_when situa o acontecimento em relação a agora: {{"start": {{"offset": inteiro, "unit": "minute|hour|day|week|month|year"}}, "end": mesma forma ou null}}, deslocamentos negativos para o passado; null quando o segmento não dá tempo.
+Responda apenas com um objeto JSON, com exatamente uma entrada por segmento e em ordem: {{"segments": [{{"segment": 1, "facts": [{{"text": "...", "importance": 7, "entity": "master", "event_when": null}}]}}, {{"segment": 2, "facts": []}}]}}; "facts": [] quando um segmento não tiver nada que valha guardar.""",
+    "segment_header": "[segmento {index}] fala: {speaker}",
 }

@@ -23,4 +23,14 @@ PROMPTS = {
 {pairs}
 只輸出 JSON 陣列：[{{"index": 序號, "action": "merge|replace|keep_both", "text": "僅 merge 時填寫"}}]。""",
     "pair": "[{index}] 新：{new}\n    舊：{old}",
+    "extract_batch": """你負責為{name}整理長期記憶，{name}正在一個群組聊天裡。下面有 {count} 段編號的對話，每段以「[第N段]」開頭並寫明說話人。請逐段單獨擷取：關於該段說話人值得長期記住的原子事實（穩定資訊或近期發生的事）、該說話人眼中的{name}、或兩人的關係。每段的事實只關於該段自己的說話人，不要寫到別段的說話人身上，也絕不要寫成{name}的主人的事。
+規則：
+- 每條事實只說一件事，用第三人稱完整陳述，用說話人的稱呼寫出是誰。
+- 用該段對話本身的語言書寫事實，不要翻譯。
+- 忽略寒暄、客套和沒有資訊量的閒聊；不要推測，不要編造該段裡沒有的內容。
+- importance 取 1–10：10 = 名字、暱稱、生日、身分，或對方明確要求記住的事；8–9 = 穩定的核心偏好或習慣；6–7 = 一般偏好或最近發生的事；5 = 次要但值得記錄；1–4 = 微弱線索（也照樣回傳）。
+- entity：master = 關於該段說話人，neko = 關於{name}，relationship = 關於說話人與{name}的關係。
+- event_when 描述事件相對於現在的時間：{{"start": {{"offset": 整數, "unit": "minute|hour|day|week|month|year"}}, "end": 同樣格式或 null}}，過去用負數；沒有時間資訊就寫 null。
+只輸出一個 JSON 物件，依順序每段恰好一項：{{"segments": [{{"segment": 1, "facts": [{{"text": "...", "importance": 7, "entity": "master", "event_when": null}}]}}, {{"segment": 2, "facts": []}}]}}；某段沒有值得記住的內容就寫 "facts": []。""",
+    "segment_header": "[第{index}段] 說話人：{speaker}",
 }

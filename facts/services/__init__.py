@@ -22,10 +22,12 @@ from facts.services.records import (
     resolve_event_when,
 )
 from facts.services.scoped import (
+    BatchSegment,
     ScopedExtractionFailed,
     ScopedFact,
     ScopedStored,
     facts_scoped_extract,
+    facts_scoped_extract_batch,
     facts_scoped_store,
     facts_subject_forget,
 )
@@ -33,6 +35,7 @@ from facts.services.signals import facts_mark_signal_processed
 from facts.services.vectors import fact_vectors_drop_archived, fact_vectors_write
 
 __all__ = [
+    "BatchSegment",
     "FactDraft",
     "ImportedFact",
     "ImportedFacts",
@@ -59,6 +62,7 @@ __all__ = [
     "facts_mark_signal_processed",
     "facts_persist",
     "facts_scoped_extract",
+    "facts_scoped_extract_batch",
     "facts_scoped_store",
     "facts_subject_forget",
     "iso_local",

@@ -52,9 +52,10 @@ def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force
 
 def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
     """One-way ``absorbed`` flag, for the reflection synthesis; call inside its transaction."""
-    changed = Fact.objects.filter(Q(absorbed=False), character_id=character_id, fact_id__in=fact_ids).update(
-        absorbed=True, updated_at=timezone.now()
-    )
+    # By id: a group-chat subject's facts are absorbed into that subject's reflection the same way.
+    changed = Fact.with_subjects.filter(
+        Q(absorbed=False), character_id=character_id, fact_id__in=fact_ids
+    ).update(absorbed=True, updated_at=timezone.now())
     event_append(character_id=character_id, event_type="fact.absorbed", payload={"fact_ids": list(fact_ids)})
     if changed:
         # ``absorbed`` is not visible to recall: the bump logs no row.

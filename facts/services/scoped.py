@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from facts.models import FACT_SCHEMA_VERSION, RECALL_POOL, Fact, FactDedupPair
-from facts.prompts import extraction_messages, language_of
+from facts.prompts import batch_extraction_messages, extraction_messages, language_of
 from facts.services.extraction import EXTRACT_TIMEOUT
 from facts.services.records import draft_from_llm, fact_id_for
 from nekomem.characters.language import character_language
@@ -158,8 +158,69 @@ def facts_scoped_extract(
         )
     except (LLMError, LLMUnavailable) as exc:  # no provider, transport, unparsable reply: retry later
         raise ScopedExtractionFailed(str(exc)) from exc
-    drafts = [d for d in (draft_from_llm(item, source=Fact.Source.USER_OBSERVATION) for item in reply) if d]
+    return _scoped_facts(reply)
+
+
+@dataclass(frozen=True)
+class BatchSegment:
+    """One segment of a batched group digest: whose turns (``speaker``, as the model may read it) and
+    their texts. The speaker's stable id never goes here: it is not shown to the model."""
+
+    speaker: str
+    lines: list[str]
+
+
+def _batch_reply(reply: Any) -> dict[str, Any]:
+    if not isinstance(reply.get("segments"), list):
+        raise ValueError("no segments list")
+    return reply  # type: ignore[no-any-return]
+
+
+def _scoped_facts(items: list[Any]) -> list[ScopedFact]:
+    drafts = [d for d in (draft_from_llm(item, source=Fact.Source.USER_OBSERVATION) for item in items) if d]
     return [
         ScopedFact(text=d.text[:2000], importance=d.importance, source=d.source, entity=d.entity)
         for d in drafts
     ]
+
+
+def facts_scoped_extract_batch(
+    *, character: Character, segments: Sequence[BatchSegment], language: str | None = None
+) -> list[list[ScopedFact] | None]:
+    """One Stage-1 call over every segment of a batch (reference §1.6), labelled and numbered in request
+    order; one result per segment in that order. ``None`` marks a segment the model skipped (no entry,
+    or an entry without a facts list): the caller answers it ``failed`` and only it is sent again. A
+    segment without any turn to read is ``[]`` and not shown to the model. Raises
+    ``ScopedExtractionFailed`` when the call itself fails or its answer has no segments list."""
+    asked = [i for i, segment in enumerate(segments) if segment.lines]
+    results: list[list[ScopedFact] | None] = [[] if not s.lines else None for s in segments]
+    if not asked:
+        return results
+    every_line = [line for segment in segments for line in segment.lines]
+    lang = language_of(every_line, character_language(character, request_language=language))
+    prompt = batch_extraction_messages(
+        name=character.name,
+        segments=[(segments[i].speaker, [("user", line) for line in segments[i].lines]) for i in asked],
+        language=lang,
+    )
+    try:
+        reply = chat_json(
+            tier="summary",
+            messages=prompt,
+            expect=dict,
+            thinking=False,
+            timeout=EXTRACT_TIMEOUT,
+            validate=_batch_reply,
+        )
+    except (LLMError, LLMUnavailable) as exc:
+        raise ScopedExtractionFailed(str(exc)) from exc
+    for entry in reply["segments"]:
+        if not isinstance(entry, dict):
+            continue
+        number, items = entry.get("segment"), entry.get("facts")
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(asked):
+            continue  # a number we never sent: nothing of ours to attribute it to
+        position = asked[number - 1]
+        if results[position] is None and isinstance(items, list):
+            results[position] = _scoped_facts(items)
+    return results

@@ -93,3 +93,16 @@ class MemoryChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.character_id}@{self.version}:{self.pool}:{self.row}"
+
+
+class CharacterRelease(models.Model):
+    """A ``/release_character`` in progress (reference §1.7): while the row exists, writes that the
+    original fences (the Markdown import among them) answer 409. A row in the database, not process
+    memory, so every worker sees it; keyed by name because a character may be released before it exists
+    here. A row older than ``characters.services.RELEASE_HOLD_STALE`` is a crashed release and ignored."""
+
+    name = models.CharField(max_length=64, unique=True)
+    started_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"release {self.name} @ {self.started_at}"

@@ -2,16 +2,28 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.apps import apps
 from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
 
-from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.models import Character, CharacterRelease, MemoryChange
 from nekomem.pages import values_in_pages
 
 
 def character_get(*, name: str) -> Character | None:
     return Character.objects.filter(name=name).first()
+
+
+# A release that has held its name this long is a crashed one: its row no longer fences anything.
+RELEASE_HOLD_STALE = timedelta(minutes=5)
+
+
+def character_release_in_progress(*, name: str) -> bool:
+    """Whether ``/release_character`` holds this name now (in any worker)."""
+    fresh = timezone.now() - RELEASE_HOLD_STALE
+    return CharacterRelease.objects.filter(name=name, started_at__gt=fresh).exists()
 
 
 def character_list() -> QuerySet[Character]:

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -10,9 +11,13 @@ from django.utils import timezone
 
 from nekomem.characters.language import language_arrival_stamp, language_choice_update, stored_language
 from nekomem.characters.locks import lock_character, settled_transaction
-from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.models import Character, CharacterRelease, MemoryChange
 from nekomem.characters.names import validate_character_name
-from nekomem.characters.selectors import CharacterFootprint, character_footprint
+from nekomem.characters.selectors import (
+    CharacterFootprint,
+    character_footprint,
+    character_release_in_progress,
+)
 from nekomem.errors import Conflict
 from nekomem.journal.jobs import job_cancel, registered_job_kinds
 from nekomem.journal.models import Job
@@ -247,17 +252,45 @@ def character_release(*, name: str) -> Released:
     review and compress tasks). Scheduled loops and the outbox are left alone: they key on the
     character's id, not its name, and find a renamed character as it is."""
     validate_character_name(name)
-    character = Character.objects.filter(name=name).first()
-    if character is None:
-        return Released(character_found=False, cancelled_jobs=0)
-    derived = [kind.kind for kind in registered_job_kinds() if not kind.run_by_schedule]
-    active = (
-        Job.objects.filter(character_id=character.pk, kind__in=derived, status__in=Job.ACTIVE)
-        .values_list("kind", "key")
-        .distinct()
-    )
-    cancelled = sum(job_cancel(character_id=character.pk, kind=kind, key=key) for kind, key in list(active))
-    return Released(character_found=True, cancelled_jobs=cancelled)
+    with character_release_held(name=name):
+        character = Character.objects.filter(name=name).first()
+        if character is None:
+            return Released(character_found=False, cancelled_jobs=0)
+        derived = [kind.kind for kind in registered_job_kinds() if not kind.run_by_schedule]
+        active = (
+            Job.objects.filter(character_id=character.pk, kind__in=derived, status__in=Job.ACTIVE)
+            .values_list("kind", "key")
+            .distinct()
+        )
+        cancelled = sum(
+            job_cancel(character_id=character.pk, kind=kind, key=key) for kind, key in list(active)
+        )
+        return Released(character_found=True, cancelled_jobs=cancelled)
+
+
+class CharacterReleaseInProgress(Conflict, ValueError):
+    """A write that the original fences while the character is released (HTTP 409, reference §1.7)."""
+
+
+@contextmanager
+def character_release_held(*, name: str) -> Iterator[None]:
+    """Hold the character's name as "being released" for the block, in a row every worker sees.
+
+    The row is written in its own transaction before the block and deleted after it (whatever the
+    block raised), so a write in another worker meanwhile is answered 409. Two releases of one name
+    at once share the row; the first to finish lifts it, which only shortens the fence."""
+    with transaction.atomic():
+        CharacterRelease.objects.update_or_create(name=name, defaults={"started_at": timezone.now()})
+    try:
+        yield
+    finally:
+        CharacterRelease.objects.filter(name=name).delete()
+
+
+def character_release_check(*, name: str) -> None:
+    """Raise ``CharacterReleaseInProgress`` while ``/release_character`` holds this name."""
+    if character_release_in_progress(name=name):
+        raise CharacterReleaseInProgress("character release in progress")
 
 
 # How much of each character's memory-change log is kept. A reader further behind than this rebuilds

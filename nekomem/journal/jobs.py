@@ -536,12 +536,14 @@ def _finished_as(*, outcome: str) -> dict[str, Any]:
     }
 
 
-def job_supersede(*, character_id: int, kind: str, key: str) -> int:
+def job_supersede(*, character_id: int, kind: str, key: str, within: str = "") -> int:
     """The input of keyed work changed: the jobs of ``kind`` for other keys, active or dead, are moot
-    (their failures say nothing about the new input). Finishes them as ``superseded``."""
+    (their failures say nothing about the new input). Finishes them as ``superseded``. ``within``: only
+    keys that start with it (one kind keyed per part, e.g. per group-chat subject)."""
     moot = Job.objects.filter(
         character_id=character_id,
         kind=kind,
+        key__startswith=within,
         status__in=[WorkStatus.PENDING, WorkStatus.WAITING, WorkStatus.DEAD],
     ).exclude(key=key)
     return moot.update(**_finished_as(outcome="superseded"))

@@ -42,6 +42,7 @@ from persona.models import PersonaEntry
 from persona.prompts import merge_messages
 from persona.services.entries import AddOutcome, entry_add, entry_merge_into, persona_prepare
 from persona.services.records import promoted_entry_id, score_of
+from persona.services.scoped import persona_subject_reflections_promote
 from reflections.models import Reflection
 from reflections.services import reflection_transition, reflections_auto_promote, surfaced_mark_handled
 
@@ -318,8 +319,10 @@ def persona_promote_tick(*, character_id: int, now: datetime | None = None) -> P
     """The auto-promote loop for one character: confirm (reflections layer), then promote."""
     now = now or timezone.now()
     report = PromotionReport(confirmed=reflections_auto_promote(character_id=character_id, now=now))
+    # Group-chat subjects' reflections take the time-driven path whatever the switch says (§3.5.1).
+    report.outcomes.update(persona_subject_reflections_promote(character_id=character_id, now=now))
     if not switch_enabled(POWERFUL_MEMORY):
-        report.outcomes = _promote_by_age(character_id=character_id, now=now)
+        report.outcomes.update(_promote_by_age(character_id=character_id, now=now))
         return report
     confirmed = Reflection.objects.filter(character_id=character_id, status=Reflection.Status.CONFIRMED)
     due = [

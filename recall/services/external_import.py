@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any
 
 from facts.services import ImportedFact, facts_import_append
-from nekomem.characters.services import character_get_or_create
+from nekomem.characters.services import character_get_or_create, character_release_check
 from nekomem.llm import LLMError, LLMUnavailable
 from persona.services import FusionInputTooLarge, fusion_input_check, persona_import_fuse
 
@@ -107,8 +107,8 @@ def import_request_parse(*, body: Any) -> ImportRequest:
     raw = body.get("candidates")
     if not isinstance(raw, list) or not raw:
         raise ImportBadInput(f"candidates must be a list of 1..{CANDIDATES_MAX}")
-    if len(raw) > CANDIDATES_MAX:
-        raise ImportTooLarge(f"{len(raw)} candidates; at most {CANDIDATES_MAX} per import")
+    if len(raw) > CANDIDATES_MAX:  # a bad count is 400 (§1.7); 413 is for too much text
+        raise ImportBadInput(f"{len(raw)} candidates; at most {CANDIDATES_MAX} per import")
     candidates = [_candidate(item, i) for i, item in enumerate(raw)]
     if sum(len(c.text) for c in candidates) > TOTAL_TEXT_MAX:
         raise ImportTooLarge(f"more than {TOTAL_TEXT_MAX} characters of candidates")
@@ -141,6 +141,8 @@ def external_markdown_import(*, request: ImportRequest) -> ImportReport:
             fusion_input_check(texts=texts)
     except FusionInputTooLarge as exc:
         raise ImportTooLarge(str(exc)) from exc
+    # Fenced while the character is being released (a rename or delete follows): 409, nothing written.
+    character_release_check(name=request.character_name)
     character = character_get_or_create(name=request.character_name)
     report = ImportReport()
     if facts:

@@ -101,7 +101,9 @@ def scoped_context_render(
     for reflection in reflections_of_subjects(character_id=character.pk, subject_keys=keys).filter(
         status__in=_CONTEXT_STATUSES
     ):
-        texts[reflection.subject_key].append(reflection.text)
+        # A promoted reflection's text is in the subject's section already: shown once.
+        if reflection.text not in texts[reflection.subject_key]:
+            texts[reflection.subject_key].append(reflection.text)
     budget = SCOPED_CONTEXT_TOKENS
     blocks: list[str] = []
     for subject in subjects:

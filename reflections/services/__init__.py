@@ -25,7 +25,11 @@ from reflections.services.surfacing import (
     reflections_feedback_check,
     reflections_record_surfaced,
 )
-from reflections.services.synthesis import SynthesisResult, reflection_synthesize
+from reflections.services.synthesis import (
+    SynthesisResult,
+    reflection_synthesize,
+    reflections_subjects_synthesize,
+)
 from reflections.services.vectors import reflection_vectors_write
 
 __all__ = [
@@ -49,5 +53,6 @@ __all__ = [
     "reflections_record_surfaced",
     "reflections_stage2",
     "reflections_subject_forget",
+    "reflections_subjects_synthesize",
     "surfaced_mark_handled",
 ]

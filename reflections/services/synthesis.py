@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -41,9 +42,14 @@ from nekomem.reranking import RerankRecord, rerank
 from reflections.models import RECALL_POOL, Reflection
 from reflections.ontology import ontology_validated
 from reflections.prompts import synthesis_messages
-from reflections.selectors import absorbed_fact_vectors, reflection_get, synthesis_candidates
+from reflections.selectors import (
+    absorbed_fact_vectors,
+    reflection_get,
+    subjects_with_synthesis_candidates,
+    synthesis_candidates,
+)
 from reflections.services.records import reflection_id_for, reflection_to_file_dict
-from reflections.services.retries import SYNTHESIS_JOB, keyed_job_start
+from reflections.services.retries import SUBJECT_SYNTHESIS_JOB, SYNTHESIS_JOB, keyed_job_start
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +90,9 @@ def _stored(vector: np.ndarray) -> Callable[[list[str]], np.ndarray | None]:
     return lambda _queries: np.atleast_2d(vector)
 
 
-def related_context(*, character_id: int, facts: list[Fact], embedder: Embedder | None) -> list[str]:
+def related_context(
+    *, character_id: int, facts: list[Fact], embedder: Embedder | None, subject_key: str = ""
+) -> list[str]:
     """Cosine top 3 absorbed facts (archive included) per new fact, round-robin, deduplicated, ≤ 20.
 
     Empty without vectors: an unrelated "best" fact would only mislead the synthesis.
@@ -93,7 +101,9 @@ def related_context(*, character_id: int, facts: list[Fact], embedder: Embedder 
         return []
     pool = [
         RerankRecord(id=fid, text=text, vector=vector)  # type: ignore[arg-type]
-        for fid, text, vector in absorbed_fact_vectors(character_id=character_id, embedder=embedder)
+        for fid, text, vector in absorbed_fact_vectors(
+            character_id=character_id, embedder=embedder, subject_key=subject_key
+        )
     ]
     if not pool:
         return []
@@ -126,31 +136,76 @@ def _validated_reply(reply: Any) -> dict[str, Any]:
 
 
 def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> SynthesisResult:
-    """One synthesis attempt for a character. Raises nothing for LLM trouble: it is counted instead."""
+    """One synthesis attempt over the master's facts. Raises nothing for LLM trouble: it is counted."""
+    return _synthesize(character_id=character_id, subject_key="", now=now or timezone.now())
+
+
+def reflections_subjects_synthesize(
+    *, character_id: int, now: datetime | None = None
+) -> dict[str, SynthesisResult]:
+    """One synthesis attempt per group-chat subject holding enough unabsorbed facts (§3.5.1, last line):
+    the same thresholds and back-off as the master's, each subject on its own, over that subject's facts
+    only. The reflection belongs to the subject and is created ``confirmed`` (its one lifecycle is the
+    time-driven promotion into the subject's persona section)."""
     now = now or timezone.now()
-    unabsorbed = synthesis_candidates(character_id=character_id)
+    keys = subjects_with_synthesis_candidates(character_id=character_id, minimum=MIN_FACTS_FOR_REFLECTION)
+    return {key: _synthesize(character_id=character_id, subject_key=key, now=now) for key in keys}
+
+
+def _job_start(
+    *, character_id: int, subject_key: str, unabsorbed: list[Fact], now: datetime
+) -> tuple[Any, str]:
+    backoff = _backoff_key(unabsorbed)
+    if not subject_key:
+        return keyed_job_start(character_id=character_id, kind=SYNTHESIS_JOB, key=backoff, now=now)
+    prefix = hashlib.sha256(subject_key.encode("utf-8")).hexdigest()[:16] + "."
+    return keyed_job_start(
+        character_id=character_id, kind=SUBJECT_SYNTHESIS_JOB, key=prefix + backoff, now=now, within=prefix
+    )
+
+
+def _about(*, character: Character, subject_key: str, facts: list[Fact]) -> str:
+    """Who the facts are about, as the prompt names them: the master, or the subject's speaker label
+    (the most frequent among its facts), else the subject's id."""
+    if not subject_key:
+        return character.master_name
+    labels = Counter(
+        str(f.extra["speaker_label"])
+        for f in facts
+        if isinstance(f.extra, dict) and f.extra.get("speaker_label")
+    )
+    if labels:
+        return labels.most_common(1)[0][0]
+    return subject_key.split(":", 1)[1] if ":" in subject_key else subject_key
+
+
+def _synthesize(*, character_id: int, subject_key: str, now: datetime) -> SynthesisResult:
+    unabsorbed = synthesis_candidates(character_id=character_id, subject_key=subject_key)
     if len(unabsorbed) < MIN_FACTS_FOR_REFLECTION:
         return SynthesisResult(reason="not enough facts")
     chosen = unabsorbed[:MAX_FACTS_PER_REFLECTION]
     fact_ids = sorted(f.fact_id for f in chosen)
     reflection_id = reflection_id_for(fact_ids)
-    if reflection_get(character_id=character_id, reflection_id=reflection_id) is not None:
+    if reflection_get(character_id=character_id, reflection_id=reflection_id, subject_key=subject_key):
         # Idempotent retry: the reflection was written, the facts were not yet marked.
         with transaction.atomic():
             lock_character(character_id)
             facts_mark_absorbed(character_id=character_id, fact_ids=fact_ids)
         return SynthesisResult(reason="already synthesized")
-    job, why = keyed_job_start(
-        character_id=character_id, kind=SYNTHESIS_JOB, key=_backoff_key(unabsorbed), now=now
-    )
+    job, why = _job_start(character_id=character_id, subject_key=subject_key, unabsorbed=unabsorbed, now=now)
     if job is None:
         return SynthesisResult(reason=why)
     try:
         character = Character.objects.get(pk=character_id)
-        related = related_context(character_id=character_id, facts=chosen, embedder=get_embedder(wait=False))
+        related = related_context(
+            character_id=character_id,
+            facts=chosen,
+            embedder=get_embedder(wait=False),
+            subject_key=subject_key,
+        )
         messages = synthesis_messages(
             name=character.name,
-            master=character.master_name,
+            master=_about(character=character, subject_key=subject_key, facts=chosen),
             facts=[(f.text, f.importance) for f in chosen],
             related=related,
             language=language_of([f.text for f in chosen], character_language(character)),
@@ -172,17 +227,42 @@ def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> 
             raise
         return SynthesisResult(reason=f"failed: {'dead' if status == Job.Status.DEAD else 'backoff'}")
     reflection = _store(
-        character_id=character_id, chosen=chosen, reply=reply, reflection_id=reflection_id, now=now
+        character_id=character_id,
+        chosen=chosen,
+        reply=reply,
+        reflection_id=reflection_id,
+        now=now,
+        subject_key=subject_key,
     )
     job_succeed(job=job, outcome="synthesized")
     logger.info(
-        "reflection synthesized character=%s facts=%d related=%d", character_id, len(chosen), len(related)
+        "reflection synthesized character=%s subject=%s facts=%d related=%d",
+        character_id,
+        bool(subject_key),
+        len(chosen),
+        len(related),
     )
     return SynthesisResult(reflection=reflection, reason="synthesized")
 
 
+def _subject_fields(chosen: list[Fact]) -> dict[str, Any]:
+    """The subject's wire fields (kind, id, scope), as its facts carry them: recall's subject filter and
+    export read them from the reflection's ``extra``."""
+    for fact in chosen:
+        extra = fact.extra if isinstance(fact.extra, dict) else {}
+        if extra.get("subject_kind") and extra.get("subject_id"):
+            return {k: extra[k] for k in ("subject_kind", "subject_id", "scope") if extra.get(k)}
+    return {}
+
+
 def _store(
-    *, character_id: int, chosen: list[Fact], reply: dict[str, Any], reflection_id: str, now: datetime
+    *,
+    character_id: int,
+    chosen: list[Fact],
+    reply: dict[str, Any],
+    reflection_id: str,
+    now: datetime,
+    subject_key: str = "",
 ) -> Reflection | None:
     text = str(reply["reflection"]).strip()
     entity = normalize_entity(reply.get("entity", "master"))
@@ -199,14 +279,21 @@ def _store(
     fact_ids = sorted(f.fact_id for f in chosen)
     with transaction.atomic():
         lock_character(character_id)
-        existing = reflection_get(character_id=character_id, reflection_id=reflection_id)
+        existing = reflection_get(
+            character_id=character_id, reflection_id=reflection_id, subject_key=subject_key
+        )
+        # A subject's reflection is confirmed at once: its only lifecycle is the time-driven one (§3.5.4).
+        scoped = bool(subject_key)
         if existing is None:
-            reflection = Reflection.objects.create(
+            reflection = Reflection.with_subjects.create(
                 character_id=character_id,
                 reflection_id=reflection_id,
                 text=text,
                 entity=entity,
-                status=Reflection.Status.PENDING,
+                status=Reflection.Status.CONFIRMED if scoped else Reflection.Status.PENDING,
+                confirmed_at=now if scoped else None,
+                subject_key=subject_key,
+                extra=_subject_fields(chosen) if scoped else {},
                 source_fact_ids=fact_ids,
                 created_at=now,
                 next_eligible_at=now + SURFACE_COOLDOWN,

@@ -85,11 +85,21 @@ def test_a_provider_failing_halfway_then_retried_adds_nothing_twice(internal_cli
     assert PersonaEntry.objects.filter(source="external_import").count() == 2
 
 
-def test_too_large_is_413(internal_client, llm_server) -> None:
+def test_more_than_1000_candidates_is_400(internal_client, llm_server) -> None:
+    # §1.7: "400 for a bad format, count or candidate"; 413 is kept for too much text.
     many = [{"text": f"fact {i}", "target": "facts"} for i in range(1001)]
     answer = post(internal_client, body(candidates=many))
-    assert answer.status_code == 413
-    assert answer.json()["error_code"] == "external_import_too_large"
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["error_code"] == "external_import_invalid"
+    assert "1000" in answer.json()["message"]
+    exactly = [{"text": f"fact {i}", "target": "facts"} for i in range(1000)]
+    answer = post(internal_client, body(candidates=exactly))
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["added_facts"] == 1000
+    assert llm_server.bodies == []
+
+
+def test_too_large_is_413(internal_client, llm_server) -> None:
     huge = [{"text": "猫" * 7000, "target": "persona"}, {"text": "狗" * 7000, "target": "persona"}]
     answer = post(internal_client, body(candidates=huge))
     assert answer.status_code == 413 and answer.json()["error_code"] == "external_import_too_large"
@@ -113,3 +123,40 @@ def test_bad_input_is_400_and_stores_nothing(internal_client, llm_server, bad) -
     assert answer.status_code == 400, answer.content
     assert answer.json()["error_code"] == "external_import_invalid"
     assert not Fact.objects.exists()
+
+
+def test_import_while_released_is_409_and_stores_nothing(internal_client, llm_server) -> None:
+    from nekomem.characters.services import character_release_held
+
+    with character_release_held(name="小八"):
+        answer = post(internal_client, body())
+        one_fact = [{"text": "x", "target": "facts"}]
+        other = post(internal_client, body(character_name="小九", candidates=one_fact))
+    assert answer.status_code == 409, answer.content
+    assert answer.json() == {"status": "cancelled", "message": "character release in progress"}
+    assert llm_server.bodies == [] and not Fact.with_subjects.filter(character__name="小八").exists()
+    assert not PersonaEntry.with_subjects.filter(source="external_import").exists()
+    # only that character is fenced, and only while the release lasts
+    assert other.status_code == 200, other.content
+    llm_server.script(json_content(["主人小林住在杭州"]), json_content(["我是开朗的猫娘"]))
+    assert post(internal_client, body()).status_code == 200
+
+
+def test_a_release_holds_its_fence_in_the_database_and_lifts_it(internal_client) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from nekomem.characters.models import CharacterRelease
+    from nekomem.characters.selectors import RELEASE_HOLD_STALE, character_release_in_progress
+
+    assert internal_client.post("/release_character/小八", content_type="application/json").status_code == 200
+    assert not CharacterRelease.objects.exists() and not character_release_in_progress(name="小八")
+    # a row another worker wrote is seen here; one left by a crashed release expires
+    CharacterRelease.objects.create(name="小八", started_at=timezone.now())
+    assert character_release_in_progress(name="小八")
+    assert post(internal_client, body()).status_code == 409
+    CharacterRelease.objects.filter(name="小八").update(
+        started_at=timezone.now() - RELEASE_HOLD_STALE - timedelta(seconds=1)
+    )
+    assert not character_release_in_progress(name="小八")

@@ -137,3 +137,47 @@ def test_a_staged_keyed_write_is_listed_and_forgotten_with_its_subject(internal_
     assert [r["staged"] for r in rows] == [True]
     forgot = post(internal_client, "scoped_forget", {"subject": ALICE}).json()
     assert forgot["staged"] == 1 and not ScopedWriteKey.objects.exists()
+
+
+def keyed_batch(key: str = "b-1") -> dict[str, Any]:
+    from tests.recall.test_scoped_history import BOB
+
+    return {
+        "segments": [
+            {"input_history": history(("human", "我下周去东京")), "subject": ALICE, "speaker_label": "Alice"},
+            {"input_history": history(("human", "我喜欢下棋")), "subject": BOB, "speaker_label": "Bob"},
+        ],
+        "idempotency_key": key,
+        "subject_epochs": {ALICE_KEY: 0, "group_participant:qq:7788:1002": 0},
+    }
+
+
+def test_a_keyed_batch_journals_the_one_generation_and_a_retry_reuses_it(internal_client, llm_server) -> None:
+    from tests.recall.test_scoped_history import batch_reply
+
+    llm_server.script(batch_reply((1, ["Alice 下周去东京"]), (2, ["Bob 喜欢下棋"])))
+    first = post(internal_client, "scoped_history", keyed_batch()).json()
+    assert [s["status"] for s in first["segments"]] == ["ok", "ok"]
+    assert [s["created"] for s in first["segments"]] == [1, 1]
+    assert len(llm_server.requests) == 1  # one call for the whole batch
+    generated = ScopedWriteKey.objects.get(key="b-1").generated or []
+    assert [[f["text"] for f in facts] for facts in generated] == [["Alice 下周去东京"], ["Bob 喜欢下棋"]]
+    again = post(internal_client, "scoped_history", keyed_batch()).json()
+    assert again["duplicate"] is True and [s["created"] for s in again["segments"]] == [0, 0]
+    assert len(llm_server.requests) == 1 and Fact.with_subjects.count() == 2
+
+
+def test_a_keyed_batch_with_a_skipped_segment_fails_whole_and_stays_pending(
+    internal_client, llm_server
+) -> None:
+    from tests.recall.test_scoped_history import batch_reply
+
+    llm_server.script(
+        batch_reply((1, ["Alice 下周去东京"])), batch_reply((1, ["Alice 下周去东京"]), (2, ["Bob 喜欢下棋"]))
+    )
+    assert post(internal_client, "scoped_history", keyed_batch()).status_code == 502
+    row = ScopedWriteKey.objects.get(key="b-1")
+    assert row.status == "pending" and row.generated is None and not Fact.with_subjects.exists()
+    done = post(internal_client, "scoped_history", keyed_batch()).json()
+    assert [s["status"] for s in done["segments"]] == ["ok", "ok"] and Fact.with_subjects.count() == 2
+    assert len(llm_server.requests) == 2

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import itertools
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from facts.models import Fact
 from nekomem.characters.models import Character
 from nekomem.subjects import SUBJECT_KINDS
-from persona.models import PersonaEntry
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.services import persona_promote_tick
 from reflections.models import Reflection
+from reflections.services import reflections_subjects_synthesize
 from tests.persona.factories import make_entry
 from tests.recall.test_scoped_routes import post, store
+from tests.reflections.test_synthesis import synthesis_reply
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +70,14 @@ def recall(client: Any, body: dict[str, Any]) -> str:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(one=subjects(), other=subjects(), prose=_prose, marker=_markers, other_marker=_markers)
 def test_no_route_leaks_a_subject(
-    internal_client: Any, tmp_path: Path, one: dict, other: dict, prose: str, marker: str, other_marker: str
+    internal_client: Any,
+    llm_server: Any,
+    tmp_path: Path,
+    one: dict,
+    other: dict,
+    prose: str,
+    marker: str,
+    other_marker: str,
 ) -> None:
     if key_of(one) == key_of(other):
         return
@@ -74,6 +86,24 @@ def test_no_route_leaks_a_subject(
     assert store(internal_client, other, f"{other_marker} {prose}".strip()).status_code == 200
     mio = Character.objects.get(name="Mio")
     make_entry(character=mio, section=f"@subject/{key_of(one)}", text=f"persona {marker}")
+    # Enough facts about ``one`` for a synthesised reflection (through the loopback LLM), which is then
+    # promoted by age into its persona section: neither may reach an unscoped read or another subject.
+    assert store(internal_client, one, *(f"{marker} 第{i}件事" for i in range(4))).status_code == 200
+
+    def synthesis(request: Any) -> Any:
+        prompt = request["messages"][0]["content"]
+        return synthesis_reply(f"反思 {marker}" if marker in prompt else "群里的一个印象")
+
+    llm_server.fallback = synthesis
+    reflections_subjects_synthesize(character_id=mio.pk)
+    assert Reflection.with_subjects.filter(text=f"反思 {marker}", subject_key=key_of(one)).exists()
+    own = post(internal_client, "scoped_context", {"subjects": [one]}).content.decode()
+    assert f"反思 {marker}" in own
+    promoted = persona_promote_tick(character_id=mio.pk, now=timezone.now() + timedelta(days=8)).outcomes
+    reflection_id = Reflection.with_subjects.get(text=f"反思 {marker}").reflection_id
+    # Into the subject's own section, or (it shares the marker with "persona …") a correction kept there.
+    assert promoted[reflection_id] in ("promoted", "queued_correction")
+    assert not PersonaCorrection.objects.filter(new_text__contains=marker).exists()
 
     # Unscoped: routes, pools and selectors (the default managers) never see either subject.
     for leak in (marker, other_marker):
@@ -94,7 +124,7 @@ def test_no_route_leaks_a_subject(
     context = post(internal_client, "scoped_context", {"subjects": [other]}).content.decode()
     assert marker not in context and other_marker not in context  # facts are never rendered there
     own = post(internal_client, "scoped_context", {"subjects": [one]}).content.decode()
-    assert f"persona {marker}" in own
+    assert f"persona {marker}" in own and f"反思 {marker}" in own
     # A subject's view of a layer page holds that subject's rows, never the other's.
     for layer in ("facts", "persona"):
         mine = internal_client.get(f"/browse/Mio/{layer}/", {"subject": key_of(one)}).content.decode()
