@@ -22,10 +22,10 @@ import numpy as np
 
 from nekomem.journal.jobs import (
     NO_PROVIDER,
-    job_cancel,
     job_fail,
     job_start,
     job_succeed,
+    job_supersede_all_but,
     job_wait,
     job_wait_for_provider,
     no_provider_reason,
@@ -40,6 +40,7 @@ REVISIT_AFTER = timedelta(days=30)
 REFINE_ACTIONS = ("merge", "split", "modify", "discard")
 # Background hard timeout (reference §7).
 REFINE_TIMEOUT = 110
+BLOCK_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -88,21 +89,27 @@ def refine_clusters(
     matrix = np.vstack([np.asarray(item.vector, dtype=np.float32).ravel() for item in items])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = matrix / np.where(norms == 0, 1.0, norms)
-    similarity = unit @ unit.T
-    taken: set[int] = set()
+    taken = np.zeros(len(items), dtype=bool)
     clusters: list[Cluster] = []
+    block: np.ndarray | None = None
+    block_start = -1
     for seed in range(len(items)):
-        if seed in taken:
+        if taken[seed]:
             continue
-        row = similarity[seed]
-        # Stable: equal similarities keep the caller's order.
-        order = sorted(range(len(items)), key=lambda j: (-float(row[j]), j))
-        neighbours = [j for j in order if j != seed and j not in taken and row[j] >= threshold]
-        neighbours = neighbours[: min(MAX_NEIGHBOURS, MAX_MEMBERS - 1)]
+        # Rows in blocks: one matrix product per block (a product per row was 100 times slower
+        # on a loaded machine), and memory stays BLOCK_ROWS × items.
+        start = seed - seed % BLOCK_ROWS
+        if block is None or start != block_start:
+            block, block_start = unit[start : start + BLOCK_ROWS] @ unit.T, start
+        row = block[seed - start]
+        close = np.flatnonzero((row >= threshold) & ~taken)
+        # Nearest first; equal similarities keep the caller's order.
+        ranked = sorted((int(j) for j in close if j != seed), key=lambda j: (-float(row[j]), j))
+        neighbours = ranked[: min(MAX_NEIGHBOURS, MAX_MEMBERS - 1)]
         if not neighbours:
             continue
         members = [seed, *neighbours]
-        taken.update(members)
+        taken[members] = True
         keys = tuple(items[m].key for m in members)
         digest = cluster_hash(keys)
         if _recently_refined([items[m] for m in members], digest, now):
@@ -246,12 +253,15 @@ def refine_pass(
         if job is not None:
             job_wait(job=job, reason=f"{NO_VECTORS}:{missing_vectors}", retry_after=REFINE_EVERY)
         return RefineReport(reason=f"waiting: {NO_VECTORS}:{missing_vectors}")
-    job_cancel(character_id=character_id, kind=kind, key=VECTORS_KEY)
     report = RefineReport()
-    planned: list[tuple[RefineGroup, Cluster]] = []
-    for group in groups:
-        for cluster in refine_clusters(group.items, now=now, limit=CLUSTERS_PER_PASS - len(planned)):
-            planned.append((group, cluster))
+    every = [
+        (group, cluster)
+        for group in groups
+        for cluster in refine_clusters(group.items, now=now, limit=len(group.items))
+    ]
+    # A cluster whose members changed is another cluster: the old one's waiting or dead job is moot.
+    job_supersede_all_but(character_id=character_id, kind=kind, keys=[c.hash for _, c in every])
+    planned = every[:CLUSTERS_PER_PASS]
     if not planned:
         report.reason = "no clusters"
         return report

@@ -117,3 +117,12 @@ def test_an_empty_list_keeps_the_cluster_and_only_invalid_actions_are_a_failure(
     assert refine_actions([{"action": "keep"}], 3) == []
     assert refine_actions([{"action": "discard", "id": 7}], 3) is None
     assert refine_actions("discard everything", 3) is None
+
+
+def test_neighbours_are_found_across_row_blocks():
+    rng = np.random.default_rng(7)
+    far = rng.normal(size=(300, 64)).astype(np.float32)  # random 64-d directions: cosine well below 0.82
+    far[299] = far[0] + 0.01
+    far[280] = far[270] + 0.01
+    found = refine_clusters([RefineItem(key=str(i), vector=v) for i, v in enumerate(far)], now=NOW, limit=10)
+    assert [c.keys for c in found] == [("0", "299"), ("270", "280")]

@@ -209,3 +209,19 @@ def test_the_command_runs_a_pass_for_one_character(character, llm_server, capsys
     out = capsys.readouterr().out
     assert "小天: persona refine: 1 clusters, 1 actions" in out
     assert live_texts(character) == {"主人很能吃辣"}
+
+
+def test_a_cluster_that_changed_leaves_its_old_job_superseded(character, llm_server):
+    entry(character, "主人喜欢骑车", axis(0))
+    gone = entry(character, "主人爱骑自行车", axis(0, 0.05))
+    llm_server.script(error(500))
+    now = timezone.now()
+    assert persona_refine(character_id=character.pk, now=now).failed == 1
+    old = Job.objects.get(kind=REFINE_JOB)
+    assert old.status == "waiting" and old.waiting_reason == "backoff"
+    gone.delete()
+    entry(character, "主人周末骑车", axis(0, 0.08))
+    llm_server.script(json_content([]))
+    assert persona_refine(character_id=character.pk, now=now).clusters == 1
+    old.refresh_from_db()
+    assert (old.status, old.outcome) == ("done", "superseded")
