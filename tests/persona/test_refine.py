@@ -191,7 +191,8 @@ def test_scoped_sections_never_mix_with_private_ones_or_each_other(character, ll
     entry(character, "小红喜欢打羽毛球", axis(0, 0.2), section="@subject/qq:2")
     llm_server.fallback = lambda body: json_content([])
     private = persona_refine(character_id=character.pk)
-    assert private.clusters == 1 and "小明" not in prompt(llm_server, 0) and "小红" not in prompt(llm_server, 0)
+    assert private.clusters == 1
+    assert "小明" not in prompt(llm_server, 0) and "小红" not in prompt(llm_server, 0)
     scoped = persona_refine(character_id=character.pk, scoped=True)
     assert scoped.clusters == 1  # 小红 alone in her section: no cluster
     second = llm_server.requests[1].json
