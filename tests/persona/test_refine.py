@@ -226,3 +226,23 @@ def test_a_cluster_that_changed_leaves_its_old_job_superseded(character, llm_ser
     assert persona_refine(character_id=character.pk, now=now).clusters == 1
     old.refresh_from_db()
     assert (old.status, old.outcome) == ("done", "superseded")
+
+
+def test_a_dead_cluster_gets_one_probe_every_5_hours(character, llm_server):
+    from nekomem.journal.jobs import work_sweep
+
+    entry(character, "主人喜欢看海", axis(0))
+    entry(character, "主人很爱看海", axis(0, 0.05))
+    llm_server.script(*[error(500)] * 5)
+    now = timezone.now()
+    for n in range(5):
+        persona_refine(character_id=character.pk, now=now + timedelta(hours=n))
+    job = Job.objects.get(kind=REFINE_JOB)
+    assert job.status == WorkStatus.DEAD
+    # Dead at now + 4 h (the fifth failure): no probe before now + 9 h.
+    assert work_sweep(now=now + timedelta(hours=8)).probed == 0
+    assert work_sweep(now=now + timedelta(hours=10)).probed == 1
+    llm_server.script(json_content([{"action": "merge", "ids": [0, 1], "text": "主人很爱看海"}]))
+    assert persona_refine(character_id=character.pk, now=now + timedelta(hours=10)).actions == 1
+    job.refresh_from_db()
+    assert job.status == "done" and live_texts(character) == {"主人很爱看海"}
