@@ -103,7 +103,7 @@ def test_five_failures_give_the_entry_up_and_the_next_one_runs(character, llm_se
 
 
 def test_characters_take_turns(llm_server):
-    one, two = CharacterFactory(name="一号"), CharacterFactory(name="二号")
+    one, two = CharacterFactory.create(name="一号"), CharacterFactory.create(name="二号")
     for n in range(2):
         v1_reflection(one, f"一号的主人第{n}件事")
         v1_reflection(two, f"二号的主人第{n}件事")
@@ -133,7 +133,7 @@ def test_no_provider_waits_without_spending_an_attempt_then_runs(character, sett
 def test_the_command_rechecks_one_character_with_progress(character, llm_server, capsys):
     v1_reflection(character)
     v1_fact(character)
-    other = CharacterFactory(name="别人")
+    other = CharacterFactory.create(name="别人")
     untouched = v1_fact(other, "别人的主人昨天去看了牙医")
     llm_server.script(
         json_content({"temporal_scope": "episode", "event_when": LAST_WEEK}),
