@@ -25,6 +25,7 @@ from persona.services.mentions import ai_reply_text
 from persona.services.observations import PREFIX, persona_observation_signal, persona_observations
 from persona.services.promotion import register_jobs as promotion_jobs_register
 from persona.services.records import entry_from_file_dict
+from persona.services.refine import register_refine_jobs
 
 
 def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:
@@ -118,6 +119,7 @@ def register() -> None:
     register_outbox_step(POST_TURN_OP, "persona.prepare", post_turn_prepare)
     promotion_jobs_register()
     corrections_jobs_register()
+    register_refine_jobs()
     # Install mode: an edited card in characters.json is mirrored at once, not at the next read.
     register_card_hook("persona.card", card_changed)
     register_observation_source(
@@ -134,6 +136,18 @@ def register() -> None:
         ("persona-corrections", "persona_corrections_loop", 1, "resolve queued persona corrections (ON)"),
         ("persona-archive", "persona_archive_loop", 60, "sub-zero days and persona archive shards"),
         ("persona-suppressions", "persona_suppressions_loop", 10, "lift mention suppressions after 5 h"),
+        (
+            "persona-refine",
+            "persona_refine_loop",
+            30,
+            "refine near-identical entries (ON)",
+        ),
+        (
+            "scoped-refine",
+            "scoped_refine_loop",
+            30,
+            "refine each group-chat subject's persona section and reflections (ON)",
+        ),
     ):
         register_schedule(
             ScheduleSpec(name=name, func=f"persona.tasks.{func}", minutes=minutes, description=what)

@@ -43,3 +43,15 @@ def import_fuse_messages(*, entity: str, cap: int, items: list[str], language: s
     lines = "\n".join(f"- {item.strip()}" for item in items)
     prompt = _pick(language)["import_fuse"].format(entity=entity, cap=cap, items=lines)
     return [{"role": "user", "content": prompt}]
+
+
+def refine_messages(
+    *, name: str, section: str, members: list[tuple[str, float]], language: str
+) -> list[dict[str, Any]]:
+    """One refine cluster: the members numbered from 0, each with its evidence score."""
+    table = _pick(language)
+    lines = "\n".join(
+        table["refine_line"].format(index=i, text=text, score=f"{score:.2f}")
+        for i, (text, score) in enumerate(members)
+    )
+    return [{"role": "user", "content": table["refine"].format(name=name, section=section, lines=lines)}]

@@ -19,7 +19,9 @@ from reflections.models import Reflection, SurfacedReflection
 from reflections.selectors import reflection_event_seeds
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take
+from reflections.services.recheck import register_recheck_jobs
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
+from reflections.services.refine import register_refine_jobs
 from reflections.services.retries import register_jobs
 from reflections.services.signals import reflection_observation_signal, reflection_observations
 
@@ -34,7 +36,13 @@ _STATE_FIELDS = (
     "relation_type",
     "temporal_scope",
     "subject",
+    # The schema re-check (reflections.services.recheck): the event time judged again, version 2.
+    "event_when_raw",
+    "event_start_at",
+    "event_end_at",
+    "schema_version",
 )
+_TIME_FIELDS = ("archived_at", "event_start_at", "event_end_at")
 
 
 def replay_reflection_synthesized(character_id: int, payload: dict[str, Any]) -> None:
@@ -60,7 +68,7 @@ def replay_reflection_state_changed(character_id: int, payload: dict[str, Any]) 
     for name in _STATE_FIELDS:
         if name in payload:
             value = payload[name]
-            setattr(reflection, name, parse_iso(value) if name == "archived_at" else value)
+            setattr(reflection, name, parse_iso(value) if name in _TIME_FIELDS else value)
     shard = payload.get("archive_shard_path")
     if (
         shard
@@ -118,6 +126,8 @@ def register() -> None:
     register_outbox_step(POST_TURN_OP, "reflections.feedback", post_turn_feedback)
     register_outbox_step(POST_TURN_OP, "reflections.keyword_hook", post_turn_keyword_hook)
     register_jobs()
+    register_refine_jobs()
+    register_recheck_jobs()
     register_observation_source(
         ObservationSource(
             prefix="reflection", read=reflection_observations, apply=reflection_observation_signal
@@ -150,6 +160,18 @@ def register() -> None:
             "check confirmed reflections against new messages (ON)",
         ),
         ("reflections-archive", "reflection_archive_loop", 60, "sub-zero days and archive shards"),
+        (
+            "reflections-refine",
+            "reflection_refine_loop",
+            30,
+            "refine near-identical reflections (ON)",
+        ),
+        (
+            "schema-recheck",
+            "schema_recheck_loop",
+            1,
+            "re-judge v1 reflections, then facts",
+        ),
     ):
         register_schedule(
             ScheduleSpec(name=name, func=f"reflections.tasks.{func}", minutes=minutes, description=what)

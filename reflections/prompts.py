@@ -101,3 +101,25 @@ def rerank_messages(
             budget=budget,
         )
     )
+
+
+def refine_messages(
+    *, name: str, master: str, members: list[tuple[str, float]], language: str | None
+) -> list[dict[str, str]]:
+    """One refine cluster of reflections: the members numbered from 0, each with its evidence score."""
+    lines = "\n".join(
+        _prompt(language, "refine_line").format(index=i, text=text, score=f"{score:.2f}")
+        for i, (text, score) in enumerate(members)
+    )
+    return _user(_prompt(language, "refine").format(name=name, master=_master(master, language), lines=lines))
+
+
+def recheck_messages(
+    *, kind: str, name: str, master: str, text: str, date: str, language: str | None
+) -> list[dict[str, str]]:
+    """Schema re-check of one v1 entry; ``kind`` is ``reflection`` or ``fact``."""
+    return _user(
+        _prompt(language, f"recheck_{kind}").format(
+            name=name, master=_master(master, language), text=text, date=date
+        )
+    )

@@ -8,17 +8,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, FloatField, Func, Q, QuerySet
+from django.db.models import Count, FloatField, Func, Max, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from facts.models import Fact
+from facts.models import FACT_SCHEMA_VERSION, Fact
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
 from nekomem.evidence import Evidence, evidence_score
-from nekomem.journal.models import Event
+from nekomem.journal.models import Event, Job
 from nekomem.runtime.status import VectorCoverage
 from nekomem.subjects import subject_rows
 from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
-from reflections.models import Reflection, SurfacedReflection
+from reflections.models import REFLECTION_SCHEMA_VERSION, Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
 
 MIN_SYNTHESIS_IMPORTANCE = 5
@@ -339,3 +339,46 @@ def reflections_of_subjects(*, character_id: int, subject_keys: list[str]) -> Qu
     return Reflection.with_subjects.filter(character_id=character_id, subject_key__in=subject_keys).order_by(
         "created_at", "pk"
     )
+
+
+# --- the schema re-check (reflections.services.recheck) ------------------------------------------------
+
+
+def v1_reflections(*, character_id: int) -> QuerySet[Reflection]:
+    """The character's reflections of schema version 1 (every subject, archived ones too), oldest first."""
+    return Reflection.with_subjects.filter(
+        character_id=character_id, schema_version__lt=REFLECTION_SCHEMA_VERSION
+    ).order_by("pk")
+
+
+def v1_facts(*, character_id: int) -> QuerySet[Fact]:
+    return Fact.with_subjects.filter(
+        character_id=character_id, schema_version__lt=FACT_SCHEMA_VERSION
+    ).order_by("pk")
+
+
+def v1_entries_count(*, character_id: int) -> int:
+    return v1_reflections(character_id=character_id).count() + v1_facts(character_id=character_id).count()
+
+
+def recheck_characters_in_turn(*, job_kind: str) -> list[int]:
+    """Characters with v1 entries, the one whose last re-check job (of ``job_kind``) is oldest, or
+    that never had one, first: the loop's round robin, read from the database."""
+    ids = set(
+        Reflection.with_subjects.filter(schema_version__lt=REFLECTION_SCHEMA_VERSION)
+        .values_list("character_id", flat=True)
+        .distinct()
+    )
+    ids |= set(
+        Fact.with_subjects.filter(schema_version__lt=FACT_SCHEMA_VERSION)
+        .values_list("character_id", flat=True)
+        .distinct()
+    )
+    last = dict(
+        Job.objects.filter(kind=job_kind, character_id__in=ids)
+        .values("character_id")
+        .annotate(at=Max("updated_at"))
+        .values_list("character_id", "at")
+    )
+    never = datetime.min.replace(tzinfo=UTC)
+    return sorted(ids, key=lambda cid: (last.get(cid) or never, cid))

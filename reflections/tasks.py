@@ -11,6 +11,8 @@ from reflections.services import (
     reflections_stage2,
     reflections_subjects_synthesize,
 )
+from reflections.services.recheck import schema_recheck_tick
+from reflections.services.refine import reflections_refine
 
 
 def _synthesize_all(character_id: int) -> None:
@@ -36,3 +38,17 @@ def reflection_rebuttal_loop() -> None:
 
 def reflection_archive_loop() -> None:
     each_character("reflection archive sweep", lambda cid: reflections_archive_sweep(character_id=cid))
+
+
+def reflection_refine_loop() -> None:
+    each_character("reflection refine", lambda cid: reflections_refine(character_id=cid))
+
+
+# The original ticks every 30 s; schedules here run each minute, so a tick re-judges two entries.
+RECHECKS_PER_TICK = 2
+
+
+def schema_recheck_loop() -> None:
+    for _ in range(RECHECKS_PER_TICK):
+        if schema_recheck_tick().outcome in ("nothing", "waiting"):
+            break

@@ -13,6 +13,7 @@ from facts.services.extraction import (
     stage1_extract,
 )
 from facts.services.imported import ImportedFact, ImportedFacts, facts_import_append
+from facts.services.recheck import fact_recheck_failed, fact_schema_rejudged, recheck_attempts
 from facts.services.records import (
     FactDraft,
     clean_event_when,
@@ -50,7 +51,9 @@ __all__ = [
     "extraction_coverage_set",
     "fact_archive",
     "fact_delete",
+    "fact_recheck_failed",
     "fact_restore",
+    "fact_schema_rejudged",
     "fact_update",
     "fact_vectors_drop_archived",
     "fact_vectors_write",
@@ -69,6 +72,7 @@ __all__ = [
     "language_of",
     "normalize_entity",
     "parse_iso",
+    "recheck_attempts",
     "render_dialogue",
     "resolve_event_when",
     "stage1_extract",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -546,6 +546,17 @@ def job_supersede(*, character_id: int, kind: str, key: str, within: str = "") -
         key__startswith=within,
         status__in=[WorkStatus.PENDING, WorkStatus.WAITING, WorkStatus.DEAD],
     ).exclude(key=key)
+    return moot.update(**_finished_as(outcome="superseded"))
+
+
+def job_supersede_all_but(*, character_id: int, kind: str, keys: Collection[str]) -> int:
+    """``job_supersede`` for work with several live keys at once (refine's clusters): the jobs of
+    ``kind`` whose key is none of ``keys`` are moot. Finishes them as ``superseded``."""
+    moot = Job.objects.filter(
+        character_id=character_id,
+        kind=kind,
+        status__in=[WorkStatus.PENDING, WorkStatus.WAITING, WorkStatus.DEAD],
+    ).exclude(key__in=list(keys))
     return moot.update(**_finished_as(outcome="superseded"))
 
 

@@ -55,4 +55,14 @@ Answer with one JSON array only: [{{"index": 0, "action": "merge|keep_new|keep_o
 {lines}""",
     "correction_line": "[{index}] existing(trust={old_trust}): {old_text} | new observation(trust={new_trust}): {new_text}",
     "import_fuse": 'Below are memory entries about "{entity}" that the user brought from another program. Fuse them into a few concise, non-overlapping statements, keeping every concrete detail and inventing nothing. Stay under {cap} tokens in total. Answer with a JSON array of strings only.\n\n{items}',
+    "refine": """Below are entries of {name}'s long-term persona (section "{section}") that say nearly the same thing. Tidy them up so that each thing is said once, clearly:
+- merge: several entries say the same thing → one entry with the combined text;
+- split: one entry mixes unrelated things → several entries;
+- modify: one entry is unclear or clumsy → a better wording with the same meaning;
+- discard: one entry is wholly covered by the others, or says nothing.
+Keep every concrete detail and add nothing the entries do not say; write in the entries' own language. Leave out entries that are fine; answer [] when all are fine.
+Entries:
+{lines}
+Answer with one JSON array only, for example: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

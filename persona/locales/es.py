@@ -60,4 +60,14 @@ Responde solo con un array JSON: [{{"index": 0, "action": "merge|keep_new|keep_o
 {lines}""",
     "correction_line": "[{index}] existente(trust={old_trust}): {old_text} | nueva observación(trust={new_trust}): {new_text}",
     "import_fuse": "A continuación hay recuerdos sobre «{entity}» que el usuario trajo de otro programa. Fúndelos en unas pocas afirmaciones breves y sin repeticiones, conservando cada dato concreto y sin inventar nada. No pases de {cap} tokens en total. Responde solo con un array JSON de cadenas.\n\n{items}",
+    "refine": """Abajo hay entradas de la persona a largo plazo de {name} (sección «{section}») que dicen casi lo mismo. Ordénalas para que cada cosa se diga una sola vez y con claridad:
+- merge: varias entradas dicen lo mismo → una entrada con el texto combinado;
+- split: una entrada mezcla cosas sin relación → varias entradas;
+- modify: una entrada es confusa o torpe → una redacción mejor con el mismo sentido;
+- discard: una entrada está cubierta por completo por las demás o no dice nada.
+Conserva cada detalle concreto y no añadas nada que las entradas no digan; escribe en el idioma de las propias entradas. Deja fuera las entradas que estén bien; responde [] si todas lo están.
+Entradas:
+{lines}
+Responde solo con un array JSON, por ejemplo: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

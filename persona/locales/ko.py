@@ -45,4 +45,14 @@ JSON 배열 하나만 출력하세요: [{{"index": 0, "action": "merge|keep_new|
 {lines}""",
     "correction_line": "[{index}] 기존(trust={old_trust}): {old_text} | 새로운 관찰(trust={new_trust}): {new_text}",
     "import_fuse": "아래는 사용자가 다른 프로그램에서 가져온 「{entity}」에 관한 기억 항목입니다. 구체적인 정보는 모두 남기고 아무것도 지어내지 말고, 겹치지 않는 간결한 문장 몇 개로 합쳐 주세요. 전체 길이는 {cap} 토큰 이내로 해 주세요. JSON 문자열 배열만 출력하세요.\n\n{items}",
+    "refine": """아래는 {name}의 장기 페르소나(구역 "{section}") 중 거의 같은 내용을 말하는 항목들입니다. 각 내용이 한 번만 분명하게 말해지도록 정리하세요:
+- merge: 여러 항목이 같은 내용 → 하나의 항목으로 합치기;
+- split: 한 항목에 서로 무관한 내용이 섞임 → 여러 항목으로 나누기;
+- modify: 한 항목이 불분명하거나 어색함 → 뜻은 그대로 두고 더 잘 고쳐 쓰기;
+- discard: 한 항목이 다른 항목에 완전히 포함되거나 내용이 없음.
+구체적인 세부 사항은 모두 남기고 항목에 없는 내용은 더하지 마세요. 항목 자체의 언어로 쓰세요. 문제없는 항목은 답에서 빼고, 모두 문제없으면 []로 답하세요.
+항목:
+{lines}
+JSON 배열 하나로만 답하세요. 예: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

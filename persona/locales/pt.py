@@ -50,4 +50,14 @@ Responda apenas com um array JSON: [{{"index": 0, "action": "merge|keep_new|keep
 {lines}""",
     "correction_line": "[{index}] existente(trust={old_trust}): {old_text} | nova observação(trust={new_trust}): {new_text}",
     "import_fuse": "Abaixo estão lembranças sobre “{entity}” que o usuário trouxe de outro programa. Funda-as em poucas afirmações curtas e sem repetição, mantendo cada detalhe concreto e sem inventar nada. Fique abaixo de {cap} tokens no total. Responda apenas com um array JSON de strings.\n\n{items}",
+    "refine": """Abaixo estão entradas da persona de longo prazo de {name} (secção «{section}») que dizem quase a mesma coisa. Organize-as para que cada coisa seja dita uma só vez, com clareza:
+- merge: várias entradas dizem o mesmo → uma entrada com o texto combinado;
+- split: uma entrada mistura coisas sem relação → várias entradas;
+- modify: uma entrada é confusa ou desajeitada → uma redação melhor com o mesmo sentido;
+- discard: uma entrada está totalmente coberta pelas outras ou não diz nada.
+Mantenha cada detalhe concreto e não acrescente nada que as entradas não digam; escreva no idioma das próprias entradas. Deixe de fora as entradas que estão bem; responda [] se todas estiverem bem.
+Entradas:
+{lines}
+Responda apenas com um array JSON, por exemplo: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -45,4 +45,14 @@ text 用条目原本的语言书写，不要翻译。
 {lines}""",
     "correction_line": "[{index}] 已有(trust={old_trust}): {old_text} | 新观察(trust={new_trust}): {new_text}",
     "import_fuse": "下面是用户从其他程序带来的关于「{entity}」的记忆条目。请把它们融合成少量简洁、不重复的陈述，保留所有确切信息，不要编造。总长度不超过 {cap} 个 token。只输出 JSON 字符串数组。\n\n{items}",
+    "refine": """下面是{name}长期人格（分区“{section}”）中几条意思几乎相同的条目。请整理它们，让每件事只清楚地说一次：
+- merge：几条说的是同一件事 → 合成一条；
+- split：一条里混了互不相关的内容 → 拆成几条；
+- modify：一条表述不清或别扭 → 改写得更好，意思不变；
+- discard：一条完全被其他条目覆盖，或没有内容。
+保留所有具体细节，不要添加条目里没有的内容；沿用条目本身的语言。没问题的条目不要写进答案；全都没问题时回答 []。
+条目：
+{lines}
+只回答一个 JSON 数组，例如：[{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

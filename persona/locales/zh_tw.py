@@ -45,4 +45,14 @@ text 用條目原本的語言書寫，不要翻譯。
 {lines}""",
     "correction_line": "[{index}] 已有(trust={old_trust}): {old_text} | 新觀察(trust={new_trust}): {new_text}",
     "import_fuse": "下面是使用者從其他程式帶來的關於「{entity}」的記憶條目。請把它們融合成少量簡潔、不重複的陳述，保留所有確切資訊，不要編造。總長度不超過 {cap} 個 token。只輸出 JSON 字串陣列。\n\n{items}",
+    "refine": """下面是{name}長期人格（分區「{section}」）中幾條意思幾乎相同的條目。請整理它們，讓每件事只清楚地說一次：
+- merge：幾條說的是同一件事 → 合成一條；
+- split：一條裡混了互不相關的內容 → 拆成幾條；
+- modify：一條表述不清或彆扭 → 改寫得更好，意思不變；
+- discard：一條完全被其他條目涵蓋，或沒有內容。
+保留所有具體細節，不要加入條目裡沒有的內容；沿用條目本身的語言。沒問題的條目不要寫進答案；全都沒問題時回答 []。
+條目：
+{lines}
+只回答一個 JSON 陣列，例如：[{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -17,6 +17,7 @@ from persona.services.entries import (
 from persona.services.imported import FusionInputTooLarge, fusion_input_check, persona_import_fuse
 from persona.services.mentions import persona_mentions_record, suppressions_refresh
 from persona.services.promotion import persona_promote_tick, reflection_promote
+from persona.services.refine import persona_refine
 from persona.services.scoped import persona_subject_display_name_set, persona_subject_forget
 from persona.services.switch import powerful_memory_set, reflections_reset_confirmed_at
 from persona.services.vectors import persona_entry_vectors_write
@@ -41,6 +42,7 @@ __all__ = [
     "persona_mentions_record",
     "persona_prepared_early",
     "persona_promote_tick",
+    "persona_refine",
     "persona_subject_display_name_set",
     "persona_subject_forget",
     "powerful_memory_set",

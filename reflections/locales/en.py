@@ -50,4 +50,24 @@ Memories:
 {memories}
 Answer with one JSON object only: {{"ranked": [the numbers of the most relevant memories, most relevant first, at most {budget}]}}""",
     "fact_line": "- {text} (importance: {importance})",
+    "refine": """Below are {name}'s impressions of {master} that say nearly the same thing. Tidy them up so that each thing is said once, clearly:
+- merge: several impressions say the same thing → one impression with the combined text;
+- split: one impression mixes unrelated things → several impressions;
+- modify: one impression is unclear or clumsy → a better wording with the same meaning;
+- discard: one impression is wholly covered by the others, or says nothing.
+Keep every concrete detail and add nothing they do not say; write in their own language. Leave out impressions that are fine; answer [] when all are fine.
+Impressions:
+{lines}
+Answer with one JSON array only, for example: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name} noted this impression of {master} on {date}:
+{text}
+Classify it again:
+- temporal_scope: pattern (a lasting pattern), state (a state for a while), episode (one event) or past (over by now);
+- event_when: when what it describes happened, relative to {date}: {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}} with a negative offset for before that day, an "end" of the same shape when it gives one; null when it gives no time.
+Answer with one JSON object only: {{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name} noted this fact on {date}:
+{text}
+When did what it describes happen, relative to {date}? event_when is {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}} with a negative offset for before that day, an "end" of the same shape when it gives one; null when it gives no time.
+Answer with one JSON object only: {{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -50,4 +50,24 @@ Recuerdos:
 {memories}
 Responde solo con un objeto JSON: {{"ranked": [los números de los recuerdos más relevantes, el más relevante primero, como máximo {budget}]}}""",
     "fact_line": "- {text} (importancia: {importance})",
+    "refine": """Abajo hay impresiones de {name} sobre {master} que dicen casi lo mismo. Ordénalas para que cada cosa se diga una sola vez y con claridad:
+- merge: varias impresiones dicen lo mismo → una impresión con el texto combinado;
+- split: una impresión mezcla cosas sin relación → varias impresiones;
+- modify: una impresión es confusa o torpe → una redacción mejor con el mismo sentido;
+- discard: una impresión está cubierta por completo por las demás o no dice nada.
+Conserva cada detalle concreto y no añadas nada que no digan; escribe en su propio idioma. Deja fuera las impresiones que estén bien; responde [] si todas lo están.
+Impresiones:
+{lines}
+Responde solo con un array JSON, por ejemplo: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name} anotó esta impresión sobre {master} el {date}:
+{text}
+Clasifícala de nuevo:
+- temporal_scope: pattern (un patrón duradero), state (un estado por un tiempo), episode (un suceso) o past (ya pasado);
+- event_when: cuándo ocurrió lo que describe, respecto al {date}: {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}, offset negativo para antes de ese día, un "end" con la misma forma si lo indica; null si no da tiempo.
+Responde solo con un objeto JSON: {{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name} anotó este hecho el {date}:
+{text}
+¿Cuándo ocurrió lo que describe, respecto al {date}? event_when es {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}, offset negativo para antes de ese día, un "end" con la misma forma si lo indica; null si no da tiempo.
+Responde solo con un objeto JSON: {{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

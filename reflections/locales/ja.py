@@ -50,4 +50,24 @@ JSON オブジェクトを一つだけ出力してください：{{"verdicts": [
 {memories}
 JSON オブジェクトを一つだけ出力してください：{{"ranked": [最も関係する記憶の番号、関係の強い順、最大 {budget} 個]}}""",
     "fact_line": "- {text}（重要度：{importance}）",
+    "refine": """以下は{name}が{master}について抱いている、ほぼ同じことを言っている印象です。それぞれの事柄が一度だけ明確に述べられるよう整理してください：
+- merge：複数の印象が同じことを言っている → 一つにまとめる；
+- split：一つの印象に無関係な内容が混ざっている → 複数に分ける；
+- modify：一つの印象が分かりにくい・ぎこちない → 意味を変えずに言い直す；
+- discard：一つの印象が他に完全に含まれている、または中身がない。
+具体的な細部はすべて残し、元にないことは加えないでください。元の言語で書いてください。問題のない印象は答えに含めず、すべて問題なければ [] と答えてください。
+印象：
+{lines}
+JSON 配列だけで答えてください。例：[{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name}は {date} に{master}についてこの印象を記しました：
+{text}
+改めて分類してください：
+- temporal_scope：pattern（続いている傾向）、state（しばらく続く状態）、episode（一度の出来事）、past（もう過ぎたこと）のいずれか；
+- event_when：描かれていることがいつ起きたか、{date} を基準に：{{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}。その日より前は負の offset、終わりがあれば "end" も同じ形で；時間の手がかりがなければ null。
+JSON オブジェクト一つだけで答えてください：{{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name}は {date} にこの事実を記しました：
+{text}
+描かれていることはいつ起きたか、{date} を基準に答えてください。event_when は {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}。その日より前は負の offset、終わりがあれば "end" も同じ形で；時間の手がかりがなければ null。
+JSON オブジェクト一つだけで答えてください：{{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -50,4 +50,24 @@ JSON 객체 하나만 출력하세요: {{"verdicts": [{{"reflection_id": "...", 
 {memories}
 JSON 객체 하나만 출력하세요: {{"ranked": [가장 관련 있는 기억의 번호, 관련 높은 순, 최대 {budget}개]}}""",
     "fact_line": "- {text} (중요도: {importance})",
+    "refine": """아래는 {name}이(가) {master}에 대해 가진 인상 중 거의 같은 내용을 말하는 것들입니다. 각 내용이 한 번만 분명하게 말해지도록 정리하세요:
+- merge: 여러 인상이 같은 내용 → 하나로 합치기;
+- split: 한 인상에 서로 무관한 내용이 섞임 → 여러 개로 나누기;
+- modify: 한 인상이 불분명하거나 어색함 → 뜻은 그대로 두고 더 잘 고쳐 쓰기;
+- discard: 한 인상이 다른 인상에 완전히 포함되거나 내용이 없음.
+구체적인 세부 사항은 모두 남기고 원문에 없는 내용은 더하지 마세요. 원문의 언어로 쓰세요. 문제없는 인상은 답에서 빼고, 모두 문제없으면 []로 답하세요.
+인상:
+{lines}
+JSON 배열 하나로만 답하세요. 예: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name}은(는) {date}에 {master}에 대한 이 인상을 적었습니다:
+{text}
+다시 분류하세요:
+- temporal_scope: pattern(지속되는 패턴), state(한동안의 상태), episode(한 번의 사건), past(이미 지나간 일) 중 하나;
+- event_when: 묘사된 일이 언제 일어났는지, {date} 기준: {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}. 그날 이전이면 음수 offset, 끝이 있으면 "end"도 같은 형식; 시간 정보가 없으면 null.
+JSON 객체 하나로만 답하세요: {{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name}은(는) {date}에 이 사실을 적었습니다:
+{text}
+묘사된 일이 언제 일어났나요? {date} 기준입니다. event_when은 {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}. 그날 이전이면 음수 offset, 끝이 있으면 "end"도 같은 형식; 시간 정보가 없으면 null.
+JSON 객체 하나로만 답하세요: {{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -50,4 +50,24 @@ Memórias:
 {memories}
 Responda só com um objeto JSON: {{"ranked": [os números das memórias mais relevantes, a mais relevante primeiro, no máximo {budget}]}}""",
     "fact_line": "- {text} (importância: {importance})",
+    "refine": """Abaixo estão impressões de {name} sobre {master} que dizem quase a mesma coisa. Organize-as para que cada coisa seja dita uma só vez, com clareza:
+- merge: várias impressões dizem o mesmo → uma impressão com o texto combinado;
+- split: uma impressão mistura coisas sem relação → várias impressões;
+- modify: uma impressão é confusa ou desajeitada → uma redação melhor com o mesmo sentido;
+- discard: uma impressão está totalmente coberta pelas outras ou não diz nada.
+Mantenha cada detalhe concreto e não acrescente nada que não digam; escreva no idioma delas. Deixe de fora as impressões que estão bem; responda [] se todas estiverem bem.
+Impressões:
+{lines}
+Responda apenas com um array JSON, por exemplo: [{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name} anotou esta impressão sobre {master} em {date}:
+{text}
+Classifique-a de novo:
+- temporal_scope: pattern (um padrão duradouro), state (um estado por um tempo), episode (um acontecimento) ou past (já passado);
+- event_when: quando aconteceu o que descreve, em relação a {date}: {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}, offset negativo para antes desse dia, um "end" com a mesma forma se o indicar; null se não der tempo.
+Responda apenas com um objeto JSON: {{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name} anotou este facto em {date}:
+{text}
+Quando aconteceu o que descreve, em relação a {date}? event_when é {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}, offset negativo para antes desse dia, um "end" com a mesma forma se o indicar; null se não der tempo.
+Responda apenas com um objeto JSON: {{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -50,4 +50,24 @@ PROMPTS = {
 {memories}
 只输出一个 JSON 对象：{{"ranked": [最相关记忆的编号，最相关的在前，最多 {budget} 个]}}""",
     "fact_line": "- {text}（重要程度：{importance}）",
+    "refine": """下面是{name}对{master}的几条意思几乎相同的印象。请整理它们，让每件事只清楚地说一次：
+- merge：几条说的是同一件事 → 合成一条；
+- split：一条里混了互不相关的内容 → 拆成几条；
+- modify：一条表述不清或别扭 → 改写得更好，意思不变；
+- discard：一条完全被其他印象覆盖，或没有内容。
+保留所有具体细节，不要添加原文没有的内容；沿用原文的语言。没问题的印象不要写进答案；全都没问题时回答 []。
+印象：
+{lines}
+只回答一个 JSON 数组，例如：[{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name}在 {date} 记下了对{master}的这条印象：
+{text}
+请重新分类：
+- temporal_scope：pattern（长期模式）、state（一段时间的状态）、episode（一次事件）或 past（现在已经过去）；
+- event_when：它描述的事发生在什么时候，相对 {date}：{{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}，早于那天用负数 offset，有结束时间时 "end" 用同样的格式；没有时间信息时为 null。
+只回答一个 JSON 对象：{{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name}在 {date} 记下了这条事实：
+{text}
+它描述的事发生在什么时候，相对 {date}？event_when 为 {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}，早于那天用负数 offset，有结束时间时 "end" 用同样的格式；没有时间信息时为 null。
+只回答一个 JSON 对象：{{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

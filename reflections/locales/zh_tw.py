@@ -50,4 +50,24 @@ PROMPTS = {
 {memories}
 只輸出一個 JSON 物件：{{"ranked": [最相關記憶的編號，最相關的在前，最多 {budget} 個]}}""",
     "fact_line": "- {text}（重要程度：{importance}）",
+    "refine": """下面是{name}對{master}的幾條意思幾乎相同的印象。請整理它們，讓每件事只清楚地說一次：
+- merge：幾條說的是同一件事 → 合成一條；
+- split：一條裡混了互不相關的內容 → 拆成幾條；
+- modify：一條表述不清或彆扭 → 改寫得更好，意思不變；
+- discard：一條完全被其他印象涵蓋，或沒有內容。
+保留所有具體細節，不要加入原文沒有的內容；沿用原文的語言。沒問題的印象不要寫進答案；全都沒問題時回答 []。
+印象：
+{lines}
+只回答一個 JSON 陣列，例如：[{{"action": "merge", "ids": [0, 1], "text": "..."}}, {{"action": "split", "id": 2, "texts": ["...", "..."]}}, {{"action": "modify", "id": 3, "text": "..."}}, {{"action": "discard", "id": 4}}]""",
+    "recheck_reflection": """{name}在 {date} 記下了對{master}的這條印象：
+{text}
+請重新分類：
+- temporal_scope：pattern（長期模式）、state（一段時間的狀態）、episode（一次事件）或 past（現在已經過去）；
+- event_when：它描述的事發生在什麼時候，相對 {date}：{{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}，早於那天用負數 offset，有結束時間時 "end" 用同樣的格式；沒有時間資訊時為 null。
+只回答一個 JSON 物件：{{"temporal_scope": "pattern|state|episode|past", "event_when": null}}""",
+    "recheck_fact": """{name}在 {date} 記下了這條事實：
+{text}
+它描述的事發生在什麼時候，相對 {date}？event_when 為 {{"start": {{"offset": integer, "unit": "minute|hour|day|week|month|year"}}, "end": null}}，早於那天用負數 offset，有結束時間時 "end" 用同樣的格式；沒有時間資訊時為 null。
+只回答一個 JSON 物件：{{"event_when": null}}""",
+    "refine_line": "[{index}] {text} (evidence={score})",
 }

@@ -14,6 +14,8 @@ from reflections.services.lifecycle import (
     reflections_evidence_seed,
     surfaced_mark_handled,
 )
+from reflections.services.recheck import RecheckReport, schema_recheck_character, schema_recheck_tick
+from reflections.services.refine import reflections_refine
 from reflections.services.scoped import reflections_subject_forget
 from reflections.services.signals import (
     reflections_keyword_hook,
@@ -33,6 +35,7 @@ from reflections.services.synthesis import (
 from reflections.services.vectors import reflection_vectors_write
 
 __all__ = [
+    "RecheckReport",
     "SynthesisResult",
     "followup_topics",
     "reflection_archive",
@@ -51,8 +54,11 @@ __all__ = [
     "reflections_keyword_hook",
     "reflections_rebuttal_tick",
     "reflections_record_surfaced",
+    "reflections_refine",
     "reflections_stage2",
     "reflections_subject_forget",
     "reflections_subjects_synthesize",
+    "schema_recheck_character",
+    "schema_recheck_tick",
     "surfaced_mark_handled",
 ]
