@@ -161,6 +161,9 @@ def _entry_at(
     wait = settings.RECALL_BUILD_WAIT_SECONDS
     if wait is None or patient:
         return _load_or_build(character_id=character_id, stop_names=names, space=space, version=version)
+    loaded = _load_here(character_id=character_id, stop_names=names, space=space, version=version)
+    if loaded is not None:
+        return loaded
     with _lock:
         build = _builds.get(character_id)
         if build is None:
@@ -183,6 +186,33 @@ def _entry_at(
         # Built for an older version or another model: the next request catches up or builds again.
         return _entry_at(character_id=character_id, stop_names=names, space=space, version=version)
     return build.entry
+
+
+def _load_here(
+    *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, version: int
+) -> _Entry | None:
+    """The saved index, loaded and caught up on the request's own thread, or None (no file, a rebuild
+    needed, or a load or build of this character already running: the build thread's path then).
+    A load takes milliseconds (2 000 rows: ~10 ms); on a build thread it waited as long again for
+    that thread's new database connection (5-30 ms on PostgreSQL), on every first query of a
+    character the worker did not hold (bench/many_characters.py)."""
+    model_id = space.model_id if space is not None else None
+    lock = _build_lock(character_id)
+    if not lock.acquire(blocking=False):
+        return None
+    try:
+        with _lock:
+            entry = _cache.get(character_id)
+        if entry is not None and entry.serves(model_id, stop_names) and entry.version >= version:
+            return entry
+        fresh = _load(character_id=character_id, stop_names=stop_names, space=space)
+        if fresh is None or fresh.version < version:
+            return None
+        counters["loads_on_request"] += 1
+        _store(character_id, fresh)
+        return fresh
+    finally:
+        lock.release()
 
 
 class RecallIndexBuilding(Exception):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 from django.utils import timezone
 
 from facts.models import RECALL_POOL, Fact
@@ -83,3 +84,18 @@ def test_an_import_leaves_the_index_built_and_saved_for_the_next_process(tmp_pat
     assert texts("橘猫团子")[0] == TEXTS[-1]
     assert index_cache.counters["full_builds"] == built  # loaded, not built
     assert index_cache.counters["snapshot_loads"] == loads + 1
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=2)  # the server's request path, which hands builds off
+def test_a_saved_index_loads_on_the_request_thread_without_a_build_thread(tmp_path: Path) -> None:
+    """The first query of a character this process does not hold loads the saved file itself: a build
+    thread would open a database connection of its own for it (5-30 ms on PostgreSQL), more than the
+    load (bench/many_characters.py)."""
+    import_facts(tmp_path, NAME, entries())
+    index_cache.clear()
+    on_request, built = index_cache.counters["loads_on_request"], index_cache.counters["full_builds"]
+
+    assert texts("橘猫团子")[0] == TEXTS[-1]
+    assert index_cache.counters["loads_on_request"] == on_request + 1
+    assert index_cache.counters["full_builds"] == built
+    assert not index_cache._builds
