@@ -70,7 +70,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench.provider_script import HealthyProvider, prompt_text  # noqa: E402
+from bench.provider_script import _BRACKETED_ID, HealthyProvider, prompt_kind, prompt_text  # noqa: E402
 from bench.shared_data import conversation, turns  # noqa: E402
 
 DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/nekomem_h35y"
@@ -295,6 +295,7 @@ class Years:
         self.statuses: Counter[tuple[str, int]] = Counter()
         self.errors: Counter[str] = Counter()
         self.turns_sent = 0
+        self.surfaced = 0
         self.rng = random.Random(35)
         self.quiet = timedelta(hours=args.quiet_hours)
         self.next_quiet = START + self.quiet
@@ -317,6 +318,12 @@ class Years:
             self.client.get(f"/new_dialog/{person.name}", {"language": person.language})
             if person.said:
                 self._post(f"/query_memory/{person.name}", {"query": user[:80], "language": person.language})
+            # The chat server asks for a follow-up topic and, when the companion brings one up in its
+            # first reply, records it as surfaced: the master's next turns then give it feedback.
+            topics = self.client.get(f"/followup_topics/{person.name}").json().get("topics") or []
+            if topics:
+                self._post(f"/record_surfaced/{person.name}", {"reflection_ids": [topics[0]["id"]]})
+                self.surfaced += 1
         messages = [
             {"type": "human", "data": {"content": user}},
             {"type": "ai", "data": {"content": assistant}},
@@ -592,7 +599,7 @@ def report(years: Years, baseline: Quarter, quarters: list[Quarter], provider: H
     )
     print(f"\nLLM calls by prompt kind: {provider.counts()}")
     print(f"route statuses: {', '.join(f'{r} {s}: {n}' for (r, s), n in sorted(years.statuses.items()))}")
-    print(f"errors: {dict(years.errors) or 'none'}")
+    print(f"errors: {dict(years.errors) or 'none'}; follow-up topics recorded as surfaced: {years.surfaced}")
     verdict = {True: "PASS", False: "FAIL"}
     print(
         f"\nlatency target: {verdict[latency_ok]} (on CPU time: {verdict[cpu_ok]}); "
@@ -659,13 +666,22 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="nekomem-years-"))
     sqlite_path = prepare_environment(args, work)
 
-    from tests.support.llm_server import ScriptedLLMServer
+    from tests.support.llm_server import ScriptedLLMServer, json_content
 
     provider = HealthyProvider()
     server = ScriptedLLMServer()
     server.fallback = provider.answer
 
+    feedback_calls = itertools.count()
+
     def answer(body: Any) -> Any:
+        text = prompt_text(body)
+        if prompt_kind(text) == "feedback" and next(feedback_calls) % 2 == 0:
+            # Every other time the master takes up the topic the companion raised (the healthy
+            # provider alone always answers "ignored", and no reflection would ever be confirmed).
+            provider.kinds["feedback (confirmed)"] += 1
+            ids = _BRACKETED_ID.findall(text)
+            return json_content([{"reflection_id": rid, "feedback": "confirmed"} for rid in ids])
         reply = provider.answer(body)
         if reply.status != 200 and os.environ.get("NEKOMEM_BENCH_UNKNOWN_LOG"):
             with open(os.environ["NEKOMEM_BENCH_UNKNOWN_LOG"], "a", encoding="utf-8") as fh:
