@@ -24,9 +24,11 @@ DIALOGUE_END = "======以上为对话======"
 
 _NUMBERED = re.compile(r"^\[(\d+)\]", re.MULTILINE)
 _BRACKETED_ID = re.compile(r"^-? ?\[([^\]\n]+)\]", re.MULTILINE)
-_NEW_OBSERVATION = re.compile(r"(?:new observation|新观察)\(trust=[^)]*\): (.*)$", re.MULTILINE)
+# A corrections line in any language: "[i] existing(trust=..): old | new observation(trust=..): new".
+_NEW_OBSERVATION = re.compile(r"^\[(\d+)\].*\(trust=[^)]*\)[:：]\s*([^|]*)$", re.MULTILINE)
+# A synthesis fact line in any language: "- text (importance: 6)" / "- text（重要度：6）".
+_FACT_LINE = re.compile(r"^- (.*?)\s*[(（][^()（）]*?\d+\s*[)）]$", re.MULTILINE)
 _CANDIDATE = re.compile(r"^\[(\d+)\] \(evidence", re.MULTILINE)
-_FACTS_HEADING = re.compile(r"^(?:New facts|新事实)[:：]\s*$", re.MULTILINE)
 
 
 def prompt_text(body: Any) -> str:
@@ -54,8 +56,11 @@ def prompt_kind(text: str) -> str:
             return kind
     if '"importance"' in text:
         return "extraction"
-    # The AI-disclosure prompt names no keys ("same shape as ordinary extraction"): its known-facts list.
+    # The AI-disclosure prompt names no keys ("same shape as ordinary extraction"): its known-facts list,
+    # or in any locale a dialogue with the entity values it allows (they stay English in every locale).
     if "Known facts" in text or "已知事实" in text:
+        return "disclosure"
+    if DIALOGUE_START in text and "neko" in text and "relationship" in text:
         return "disclosure"
     return "unknown"
 
@@ -117,13 +122,13 @@ def _arbitration(text: str) -> Any:
 
 def _corrections(text: str) -> Any:
     return [
-        {"index": index, "action": "keep_both", "text": new.strip()}
-        for index, new in enumerate(_NEW_OBSERVATION.findall(text))
+        {"index": int(index), "action": "keep_both", "text": new.strip()}
+        for index, new in _NEW_OBSERVATION.findall(text)
     ]
 
 
 def _synthesis(text: str) -> Any:
-    facts = re.findall(r"^- (.*) \(importance: \d+\)$", text, re.MULTILINE)
+    facts = _FACT_LINE.findall(text)
     first = _snippet(facts[0] if facts else "", 100) or "daily life"
     zh = _zh(text)
     return {
@@ -138,16 +143,31 @@ def _synthesis(text: str) -> Any:
     }
 
 
+def _bracketed_runs(text: str) -> list[list[str]]:
+    """The ids of each run of consecutive ``[id] ...`` lines (a heading line in any language ends a run)."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        match = _BRACKETED_ID.match(line)
+        if match:
+            current.append(match.group(1))
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
 def _signals(text: str) -> Any:
-    # The first new fact reinforces the first impression shown, so evidence keeps moving.
-    heading = _FACTS_HEADING.search(text)
-    observations = _BRACKETED_ID.findall(text[: heading.start()]) if heading else []
-    facts = _BRACKETED_ID.findall(text[heading.end() :]) if heading else []
-    if not observations or not facts:
+    # The first new fact reinforces the first impression shown, so evidence keeps moving. The
+    # impressions come first, then the new facts, each under a heading in the prompt's language.
+    runs = _bracketed_runs(text)
+    if len(runs) < 2:
         return {"signals": []}
-    target = observations[0]
+    target, fact = runs[0][0], runs[-1][0]
     signal = {
-        "source_fact_id": facts[0],
+        "source_fact_id": fact,
         "target_id": target,
         "target_type": "persona" if target.startswith("persona.") else "reflection",
         "signal": "reinforces",
