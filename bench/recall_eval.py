@@ -46,9 +46,19 @@ from bench import locale_sets, recall_misses, shared_data
 ROWS = [
     ("bm25", "BM25 only (original tokenizer)"),
     ("bm25-nekomem", "BM25 only (nekomem lexical views)"),
-    ("vectors", "vectors only (muse)"),
+    ("vectors", "vectors only (per language)"),
     ("original", "original config (4+4, RRF k60)"),
     ("nekomem", "nekomem default"),
+]
+# The default's variants (``recall/engine/configs.py``, ``VARIANTS``): what each change bought, and the
+# changes measured and not taken. Main table only.
+VARIANT_ROWS = [
+    ("nekomem-muse", "  before: muse for all, vw 0.8, no when"),
+    ("nekomem-w1", "  vector weight 1.0 (not taken: cn −1 probe)"),
+    ("nekomem-mean", "  mean of both models for all languages"),
+    ("nekomem-no-when", "  without the when-question bonus"),
+    ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),
+    ("nekomem-floor-list", "  rejected: min-max over each path's list"),
 ]
 # Mem0 OSS 2.2.1 on the same data and protocol (issue 5).
 MEM0 = {
@@ -214,7 +224,7 @@ def run(args: argparse.Namespace) -> None:
         for conv_id, conv_probes in probes.items():
             for probe in conv_probes:
                 evidence = set(probe["evidence_turn_ids"])
-                for config, _ in ROWS:
+                for config, _ in [*ROWS, *VARIANT_ROWS]:
                     started = time.perf_counter()
                     response = client.post(
                         f"/query_memory/{conv_id}?config={config}&explain=1",
@@ -243,14 +253,14 @@ def run(args: argparse.Namespace) -> None:
                 client, work / "reflections" / set_name, set_name, probes
             )
 
-    width = 36
+    width = 44
     print(f"\nrecall@8 via POST /query_memory (model: {getattr(get_embedder(), 'model_id', 'none')})\n")
     head = f"{'configuration':<{width}}" + "".join(f"{s[:15]:>16}" for s in args.sets) + f"{'mean':>8}"
     print(head)
     print(f"{'(probes)':<{width}}" + "".join(f"{counts[s]:>16}" for s in args.sets))
     print("-" * len(head))
     means: dict[str, float] = {}
-    for config, label in [*ROWS, ("mem0", "Mem0 OSS 2.2.1 (peer, published)")]:
+    for config, label in [*ROWS, *VARIANT_ROWS, ("mem0", "Mem0 OSS 2.2.1 (peer, published)")]:
         values = [MEM0[s] if config == "mem0" else table[s][config] for s in args.sets]
         means[config] = sum(values) / len(values)
         print(f"{label:<{width}}" + "".join(f"{v:>16.3f}" for v in values) + f"{means[config]:>8.3f}")

@@ -127,8 +127,9 @@ FUSED_MUSE_MINILM = ModelProfile(
 
 PROFILES: dict[str, ModelProfile] = {p.name: p for p in (MUSE_V3_INT8, MINILM_L6_INT8, FUSED_MUSE_MINILM)}
 
-# The multilingual model: the default user language is zh, and it is the only profile that serves both.
-DEFAULT_PROFILE = MUSE_V3_INT8.name
+# Both models in one vector: recall weighs their cosines by the query's language (MiniLM is stronger on
+# English, MUSE on Chinese and the other locales; recall/engine/configs.py, VECTOR_MIX).
+DEFAULT_PROFILE = FUSED_MUSE_MINILM.name
 
 
 def get_profile(name: str) -> ModelProfile:

@@ -27,6 +27,7 @@ from recall.engine.configs import (
     RESULT_CAP,
     VECTORS_ONLY,
     RecallConfig,
+    vector_mix,
 )
 from recall.engine.fusion import rrf_fuse, score_fuse
 from recall.engine.index import RecallIndex
@@ -55,4 +56,5 @@ __all__ = [
     "bm25_reference_score",
     "rrf_fuse",
     "score_fuse",
+    "vector_mix",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 RESULT_CAP = 8  # HYBRID_RECALL_BUDGET_TOTAL: results never exceed it, whatever the configuration
@@ -25,19 +26,57 @@ class RecallConfig:
     # of the paths' candidate lists, so a row strong in one path and present-but-lower in another keeps
     # both signals instead of getting 0 for "not in that top list".
     fusion: str = "rrf"
+    # How a fused vector space (one row vector holding several models' unit vectors, ``fused-muse-minilm``)
+    # ranks a query: "language" weighs each model's cosine by the query's language (``VECTOR_MIX``),
+    # "mean" takes the plain mean (what the stored vector alone gives), "first" the first model only.
+    # A single-model space ignores it.
+    vector_mix: str = "language"
+    # A question that asks *when* (``recall.questions``) adds this to the fused score of rows that say
+    # when something happened ("yesterday", "last Friday", "去年"): with the row's own date, they answer it.
+    when_bonus: float = 0.0
+    # Slots kept for the cosine path's own best rows: after fusion, its top ``cosine_slots`` rows (at
+    # cosine ≥ ``slot_cosine``) that fusion left outside the result replace the lowest fused ones.
+    cosine_slots: int = 0
+    slot_cosine: float = 0.0
+    # Score fusion's floor per path: "threshold" (the path's threshold) or "list" (the lowest score in
+    # the path's own candidate list: min-max over what the path listed).
+    floor: str = "threshold"
 
 
 ORIGINAL = RecallConfig(name="original", lexical=(("original", 1.0),))
 DEFAULT = RecallConfig(
     name="nekomem",
     lexical=(("words", 1.0), ("original", 0.3)),
-    # Below the lexical total (1.3): MUSE is weak on long English chats (LoCoMo) and strong on Chinese
-    # and paraphrase; anywhere in 0.7–0.9 gave the same picture on every development set.
+    # Below the lexical total (1.3): anywhere in 0.7–0.9 gave the same picture on every development set.
+    # 1.0 gained on both MADial sets but lost a MemoryBank-cn probe (the "nekomem-w1" row).
     vector_weight=0.8,
     per_path=20,
     cosine_threshold=0.15,  # MUSE cosines run lower than the original model's (0.3 drops true hits)
     fusion="score",
+    when_bonus=0.3,
 )
+
+# Weights of each model's cosine in a fused space, by the query's language; the models a language does
+# not name get 0. MiniLM is an English model: on the development sets it beats MUSE on English
+# conversation (LoCoMo 0.441 vs 0.311 vectors alone) and is far below it on Chinese (0.282 vs 0.744), so
+# English takes the mean of both and every other language MUSE alone.
+VECTOR_MIX: dict[str, dict[str, float]] = {"en": {"muse-v3-int8": 0.5, "minilm-l6-int8": 0.5}}
+VECTOR_MIX_OTHERS: dict[str, float] = {"muse-v3-int8": 1.0}
+
+
+def vector_mix(config: RecallConfig, language: str, parts: Sequence[str]) -> tuple[float, ...] | None:
+    """The weight of each part's cosine (summing to 1) for a query in ``language``; None: the stored
+    mean (configuration "mean", or a fused space none of whose models the table names)."""
+    if config.vector_mix == "first":
+        return tuple(1.0 if i == 0 else 0.0 for i in range(len(parts)))
+    if config.vector_mix != "language":
+        return None
+    table = VECTOR_MIX.get(language, VECTOR_MIX_OTHERS)
+    weights = [table.get(name, 0.0) for name in parts]
+    total = sum(weights)
+    return tuple(w / total for w in weights) if total > 0 else None
+
+
 # Single paths, for the benchmark's comparison rows.
 BM25_ONLY = RecallConfig(name="bm25", lexical=(("original", 1.0),), per_path=RESULT_CAP, use_vectors=False)
 BM25_NEKOMEM = replace(DEFAULT, name="bm25-nekomem", use_vectors=False)
@@ -48,6 +87,18 @@ VECTORS_ONLY = RecallConfig(
     cosine_threshold=DEFAULT.cosine_threshold,
     use_lexical=False,
 )
+# Variants the benchmark measures beside the default (docs/recall-results.md): what each change bought,
+# and the ones measured and not taken.
+VARIANTS = (
+    # Before this work: MUSE for every language, vector weight 0.8, no when-question bonus.
+    replace(DEFAULT, name="nekomem-muse", vector_mix="first", vector_weight=0.8, when_bonus=0.0),
+    replace(DEFAULT, name="nekomem-w1", vector_weight=1.0),
+    replace(DEFAULT, name="nekomem-mean", vector_mix="mean"),
+    replace(DEFAULT, name="nekomem-no-when", when_bonus=0.0),
+    # Rejected: three guaranteed cosine slots; min-max over each path's own list.
+    replace(DEFAULT, name="nekomem-slots3", cosine_slots=3),
+    replace(DEFAULT, name="nekomem-floor-list", floor="list"),
+)
 CONFIGS: dict[str, RecallConfig] = {
-    c.name: c for c in (DEFAULT, ORIGINAL, BM25_ONLY, BM25_NEKOMEM, VECTORS_ONLY)
+    c.name: c for c in (DEFAULT, ORIGINAL, BM25_ONLY, BM25_NEKOMEM, VECTORS_ONLY, *VARIANTS)
 }

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from recall.engine.configs import RecallConfig
+
 
 def rrf_fuse(
     rankings: Mapping[str, Sequence[int]], *, k: int = 60, weights: Mapping[str, float] | None = None
@@ -42,6 +44,39 @@ def score_fuse(
         for row in union:
             fused[row] += weight * max(0.0, min(1.0, (float(column[row]) - floor) / span))
     return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def with_slots(
+    fused: list[tuple[int, float]],
+    cosine_rows: Sequence[int],
+    cosine: np.ndarray | None,
+    config: RecallConfig,
+) -> list[tuple[int, float]]:
+    """The first ``config.total`` fused rows, where the cosine path's top ``cosine_slots`` rows (at
+    cosine ≥ ``slot_cosine``) that fell outside take the places of the lowest fused ones, in fused order."""
+    top = fused[: config.total]
+    if config.cosine_slots <= 0 or cosine is None:
+        return top
+    kept = {row for row, _ in top}
+    wanted = [
+        row
+        for row in cosine_rows[: config.cosine_slots]
+        if row not in kept and float(cosine[row]) >= config.slot_cosine
+    ]
+    if not wanted:
+        return top
+    protected = set(cosine_rows[: config.cosine_slots])
+    score_of = dict(fused)
+    out = list(top)
+    for row in wanted:
+        for i in range(len(out) - 1, -1, -1):
+            if out[i][0] not in protected:
+                del out[i]
+                break
+        else:
+            break
+        out.append((row, score_of.get(row, 0.0)))
+    return sorted(out, key=lambda item: -item[1])
 
 
 def top_rows(

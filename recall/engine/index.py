@@ -15,7 +15,7 @@ from nekomem.timewindows import TimeWindow
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
-from recall.engine.fusion import rrf_fuse, score_fuse, top_rows
+from recall.engine.fusion import rrf_fuse, score_fuse, top_rows, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
 from recall.engine.vectors import (
     VectorBuilder,
@@ -25,6 +25,7 @@ from recall.engine.vectors import (
     vectors_set,
     with_room,
 )
+from recall.questions import says_when
 
 RESCORE_ROWS = 1000
 
@@ -334,11 +335,22 @@ class RecallIndex:
         query_vector: np.ndarray | None = None,
         window: TimeWindow | None = None,
         subjects: frozenset[str] | None = None,
+        query_scaled: bool = False,
+        asks_when: bool = False,
     ) -> list[Hit]:
-        """Hybrid recall; ``window`` and ``subjects`` hard-filter every pool first (query + time routing)."""
+        """Hybrid recall; ``window`` and ``subjects`` hard-filter every pool first (query + time routing).
+        ``query_scaled``: the query vector is used as given (a weighted mix of a fused space's parts,
+        whose dot product with a row is already the cosine to rank by), not made a unit vector.
+        ``asks_when``: the query asks when something happened (``config.when_bonus``)."""
         with self.lock:
             return self._search(
-                query, config=config, query_vector=query_vector, window=window, subjects=subjects
+                query,
+                config=config,
+                query_vector=query_vector,
+                window=window,
+                subjects=subjects,
+                query_scaled=query_scaled,
+                asks_when=asks_when,
             )
 
     def _search(
@@ -349,6 +361,8 @@ class RecallIndex:
         query_vector: np.ndarray | None,
         window: TimeWindow | None,
         subjects: frozenset[str] | None,
+        query_scaled: bool = False,
+        asks_when: bool = False,
     ) -> list[Hit]:
         if not query.strip() or not self._live:
             return []
@@ -375,7 +389,8 @@ class RecallIndex:
         if config.use_vectors and query_vector is not None and self.has_vector.any():
             q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
             if q.shape[0] == self.dim:
-                q = q / max(float(np.linalg.norm(q)), 1e-12)
+                if not query_scaled:
+                    q = q / max(float(np.linalg.norm(q)), 1e-12)
                 pool = allowed & self.cosine_pool & self.has_vector
                 lexical_rows = [row for rows in rankings.values() for row in rows]
                 scores = self._cosine(q, pool, lexical_rows)
@@ -385,10 +400,15 @@ class RecallIndex:
                 weights["cosine"] = config.vector_weight
                 path_scores["cosine"] = scores
         if config.fusion == "score":
-            fused = score_fuse(rankings, path_scores, weights=weights, floors=self._floors(config))
+            floors = self._floors(config)
+            if config.floor == "list":
+                floors = {p: float(path_scores[p][rows[-1]]) for p, rows in rankings.items() if len(rows) > 1}
+            fused = score_fuse(rankings, path_scores, weights=weights, floors=floors)
         else:
             fused = rrf_fuse(rankings, k=config.rrf_k, weights=weights)
-        fused = fused[: config.total]
+        if asks_when and config.when_bonus:
+            fused = self._when_first(fused, config.when_bonus)
+        fused = with_slots(fused, rankings.get("cosine", []), path_scores.get("cosine"), config)
         positions = {path: {row: r for r, row in enumerate(rows, start=1)} for path, rows in rankings.items()}
         hits = []
         for row, score in fused:
@@ -399,6 +419,15 @@ class RecallIndex:
             }
             hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
         return hits
+
+    def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
+        """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``
+        (a row's "yesterday" answers "when?" only with the row's own date to read it against)."""
+        texts, dated = self.rows.strings, ~np.isnan(self.span_start)
+        raised = [
+            (row, score + bonus if dated[row] and says_when(texts[row][1]) else score) for row, score in fused
+        ]
+        return sorted(raised, key=lambda item: -item[1])  # stable: ties keep the fused order
 
     def _late_view(self, name: str) -> Bm25View:
         """A lexical view no index was built with (a benchmark's configuration), over the live rows."""

@@ -53,3 +53,21 @@ HOLIDAYS = {
     "12-25": "Christmas Day",
     "12-31": "New Year's Eve",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": (
+        r"^\W*when\b|\bwhen (did|was|is|will|do|does|has|have|were|are|had)\b|"
+        r"\bwhat (date|day|year|month)\b|\bhow long ago\b"
+    ),
+    "time_words": (
+        r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|weekend|the other day|"
+        r"last (night|week|month|year|time|monday|tuesday|wednesday|thursday|friday|"
+        r"saturday|sunday|spring|summer|fall|autumn|winter)|next (week|month|year)|"
+        r"this (morning|afternoon|evening|week|month|year|past)|(on|in|since|until|"
+        r"by) (monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
+        r"march|april|june|july|august|september|october|november|december)|\d\d\d\d)\b"
+    ),
+}

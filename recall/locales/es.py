@@ -60,3 +60,18 @@ HOLIDAYS = {
     "12-25": "Navidad",
     "12-31": "Nochevieja",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": (
+        r"(^|¿)\W*cu[áa]ndo\b|\bcuándo\b|\bqué día\b|\ben qué (año|fecha|mes)\b|"
+        r"\bhace cuánto\b"
+    ),
+    "time_words": (
+        r"\b(ayer|anoche|hoy|mañana|anteayer|recientemente|últimamente|hace \w+|"
+        r"fin de semana|la semana pasada|el mes pasado|el año pasado|la próxima semana|"
+        r"el (lunes|martes|miércoles|jueves|viernes|sábado|domingo)|\d\d\d\d)\b"
+    ),
+}

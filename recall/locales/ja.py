@@ -54,3 +54,14 @@ HOLIDAYS = {
     "12-25": "クリスマス",
     "12-31": "大晦日",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": r"いつ(?!も)|何日|何年|何月|何曜日|どのくらい前",
+    "time_words": (
+        r"昨日|昨夜|ゆうべ|今日|今夜|明日|おととい|一昨日|先週|先月|去年|昨年|来週|来月|今年|最近|週末|[月火水木金土日]曜日|\d+\s*(日|週間|"
+        r"か月|ヶ月|年)前|\d\d\d\d年"
+    ),
+}

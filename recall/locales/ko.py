@@ -53,3 +53,14 @@ HOLIDAYS = {
     "lunar:05-05": "단오",
     "lunar:08-15": "추석",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": r"언제|며칠|몇\s*년|몇\s*월|무슨\s*요일|얼마\s*전",
+    "time_words": (
+        r"어제|어젯밤|오늘|내일|그저께|지난\s*주|지난\s*달|작년|다음\s*주|다음\s*달|올해|최근|요즘|주말|[월화수목금토일]요일|"
+        r"\d+\s*(일|주|개월|년)\s*전|\d\d\d\d년"
+    ),
+}

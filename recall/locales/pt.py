@@ -58,3 +58,15 @@ HOLIDAYS = {
     "12-25": "o Natal",
     "12-31": "a véspera de Ano-Novo",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": r"^\W*quando\b|\bque dia\b|\bem que (ano|data|mês)\b|\bhá quanto tempo\b",
+    "time_words": (
+        r"\b(ontem|hoje|amanhã|anteontem|recentemente|ultimamente|há \w+|fim de semana|"
+        r"semana passada|mês passado|ano passado|semana que vem|próxima semana|(na|"
+        r"no) (segunda|terça|quarta|quinta|sexta|sábado|domingo)|\d\d\d\d)\b"
+    ),
+}

@@ -59,3 +59,19 @@ HOLIDAYS = {
     "11-04": "День народного единства",
     "12-31": "канун Нового года",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": (
+        r"\bкогда\b|\bв какой день\b|\bкакого числа\b|\bв каком (году|месяце)\b|"
+        r"\bкак давно\b"
+    ),
+    "time_words": (
+        r"\b(вчера|сегодня|завтра|позавчера|недавно|назад|выходны\w*|на прошлой неделе|"
+        r"в прошлом (месяце|году)|в прошлую \w+|в прошлый \w+|на следующей неделе|"
+        r"в понедельник|во вторник|в среду|в четверг|в пятницу|в субботу|в воскресенье|"
+        r"\d\d\d\d)\b"
+    ),
+}

@@ -53,3 +53,14 @@ HOLIDAYS = {
     "lunar:08-15": "中秋节",
     "lunar:09-09": "重阳节",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": r"什么时候|什么时间|何时|哪天|哪一天|几号|几月|哪年|哪一年|多久以前|多久之前",
+    "time_words": (
+        r"昨天|昨晚|今天|今晚|明天|前天|后天|上周|上星期|上个月|下周|下个月|去年|前年|明年|今年|最近|周末|星期[一二三四五六日天]|"
+        r"周[一二三四五六日]|\d+\s*(天|周|个月|年)(前|以前|之前)|\d\d\d\d年|\d+月\d+[日号]"
+    ),
+}

@@ -54,3 +54,14 @@ HOLIDAYS = {
     "lunar:08-15": "中秋節",
     "lunar:09-09": "重陽節",
 }
+
+# Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
+# that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
+# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+QUESTIONS = {
+    "when": r"什麼時候|什麼時間|何時|哪天|哪一天|幾號|幾月|哪年|哪一年|多久以前|多久之前",
+    "time_words": (
+        r"昨天|昨晚|今天|今晚|明天|前天|後天|上週|上星期|上個月|下週|下個月|去年|前年|明年|今年|最近|週末|星期[一二三四五六日天]|"
+        r"週[一二三四五六日]|\d+\s*(天|週|個月|年)(前|以前|之前)|\d\d\d\d年|\d+月\d+[日號]"
+    ),
+}

@@ -6,6 +6,8 @@ Reads only; "service" because it is the one entry point the view and the benchma
 from __future__ import annotations
 
 import logging
+import math
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,12 +17,16 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from nekomem.embeddings import EmbeddingError, VectorSpace, embedder_within, vector_space
+from nekomem.embeddings import Embedder, EmbeddingError, VectorSpace, embedder_within, vector_space
+from nekomem.language.codes import supported_language
+from nekomem.language.resolution import language_of
+from nekomem.language.stemming import latin_language
 from nekomem.subjects import subject_key_of
 from nekomem.timewindows import TimeWindow, find_time_expression, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index
+from recall.questions import asks_when
 from recall.selectors import RAW_TURN_TIER, recall_character
 
 logger = logging.getLogger(__name__)
@@ -70,9 +76,41 @@ class _Vectors:
     space: VectorSpace | None  # the index's vectors (None: a BM25-only index)
     query: np.ndarray | None  # the query's vector (None: ranked without the cosine path)
     state: str  # "on", "off" (configuration or vectors unavailable), "loading", "failed"
+    scaled: bool = False  # ``query`` weighs a fused space's parts: its dot product is the cosine to rank by
 
 
-def _query_vectors(query: str, config: RecallConfig) -> _Vectors:
+_LATIN_WORD = re.compile(r"[a-zà-ÿ']+")
+
+
+def query_language(query: str, declared: str | None) -> str:
+    """The query's language: by script, and for Latin text the declared language if it is one of
+    en/es/pt, else English, Spanish or Portuguese by their function words."""
+    declared = supported_language(declared)
+    language = language_of([query], declared) or "en"
+    if language in ("en", "es", "pt") and declared not in ("en", "es", "pt"):
+        found = latin_language(_LATIN_WORD.findall(query.lower()), raw_text=query)
+        language = {"spanish": "es", "portuguese": "pt", "spanish|portuguese": "es"}.get(found, "en")
+    return language
+
+
+def _query_vector(embedder: Embedder, query: str, config: RecallConfig, language: str) -> _Vectors:
+    """The query's vector. In a fused space (``fused-muse-minilm``) each model's part is weighed by the
+    query's language (``engine.vector_mix``), and a model weighed 0 is not run at all."""
+    parts: list[Embedder] = getattr(embedder, "parts", [])
+    weights = engine.vector_mix(config, language, [p.profile.name for p in parts]) if parts else None
+    if weights is None:
+        return _Vectors(embedder, embedder.embed_query(query), "on")
+    # Rows hold each part's unit vector scaled by 1/√n: scaling the query's parts by √n·w makes the dot
+    # product Σ w·cosine, on the same scale (and thresholds) as one model's cosine.
+    scale = math.sqrt(len(parts))
+    pieces = [
+        part.embed_query(query) * np.float32(scale * w) if w else np.zeros(part.dim, dtype=np.float32)
+        for part, w in zip(parts, weights, strict=True)
+    ]
+    return _Vectors(embedder, np.concatenate(pieces), "on", scaled=True)
+
+
+def _query_vectors(query: str, config: RecallConfig, language: str = "en") -> _Vectors:
     """The index's vectors and the query's. While the model loads (a worker just started) the query
     waits for it at most ``RECALL_MODEL_WAIT_SECONDS``, then ranks by BM25 over the same index."""
     space = vector_space() if config.use_vectors else None
@@ -85,7 +123,7 @@ def _query_vectors(query: str, config: RecallConfig) -> _Vectors:
     if not query:
         return _Vectors(embedder, None, "on")
     try:
-        return _Vectors(embedder, embedder.embed_query(query), "on")
+        return _query_vector(embedder, query, config, language)
     except EmbeddingError:
         logger.warning("query embedding failed; recall continues with BM25 only")
         return _Vectors(None, None, "failed")
@@ -149,7 +187,8 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
     mode = "empty"
     vectors_state = "off"
     if character is not None and (query or window is not None):
-        vectors = _query_vectors(query, config)
+        language = query_language(query, request.language)
+        vectors = _query_vectors(query, config, language)
         qvec = vectors.query
         index = recall_index(
             character_id=character.pk,
@@ -168,7 +207,15 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
         elif query:
             # query + parsed time → filter then rank; unparsable time → semantic only (§4.5).
             mode = "hybrid+time" if window is not None else "hybrid"
-            hits = index.search(query, config=config, query_vector=qvec, window=window, subjects=subjects)
+            hits = index.search(
+                query,
+                config=config,
+                query_vector=qvec,
+                window=window,
+                subjects=subjects,
+                query_scaled=vectors.scaled,
+                asks_when=window is None and asks_when(query),
+            )
             if window is not None and len(hits) < config.total:
                 hits = _filled_from_window(
                     hits, index.by_time(window, limit=config.total, subjects=subjects), total=config.total

@@ -13,6 +13,7 @@ from nekomem.language.tables import load_locale_tables, placeholders, table_prob
 # (package, attribute): every per-locale table of the project.
 TABLES = [
     ("recall.locales", "TEXT"),
+    ("recall.locales", "QUESTIONS"),
     ("persona.locales", "TEXT"),
     ("persona.locales", "PROMPTS"),
     ("recent.locales", "TEXT"),

@@ -13,14 +13,15 @@ from django.conf import settings
 from django.core.management import call_command
 
 from nekomem.embeddings.fetch import profile_is_present
-from nekomem.embeddings.profiles import MUSE_V3_INT8
+from nekomem.embeddings.profiles import DEFAULT_PROFILE, get_profile
 
 
 def require_muse() -> None:
+    """The default profile's models (MUSE, and MiniLM beside it in the fused default), or a skip."""
     # CI sets NEKOMEM_REQUIRE_MODELS after the fetch, so a missing model fails there instead of skipping.
-    present = profile_is_present(Path(settings.EMBEDDING_MODEL_DIR), MUSE_V3_INT8)
+    present = profile_is_present(Path(settings.EMBEDDING_MODEL_DIR), get_profile(DEFAULT_PROFILE))
     if not present and not os.environ.get("NEKOMEM_REQUIRE_MODELS"):
-        pytest.skip("muse-v3-int8 not fetched (python -m nekomem.embeddings.fetch)")
+        pytest.skip(f"{DEFAULT_PROFILE} not fetched (python -m nekomem.embeddings.fetch)")
 
 
 def fact_entry(text: str, when: datetime, *, key: str = "", archived_flag: bool = False) -> dict:
