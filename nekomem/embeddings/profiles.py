@@ -127,9 +127,11 @@ FUSED_MUSE_MINILM = ModelProfile(
 
 PROFILES: dict[str, ModelProfile] = {p.name: p for p in (MUSE_V3_INT8, MINILM_L6_INT8, FUSED_MUSE_MINILM)}
 
-# Both models in one vector: recall weighs their cosines by the query's language (MiniLM is stronger on
-# English, MUSE on Chinese and the other locales; recall/engine/configs.py, VECTOR_MIX).
-DEFAULT_PROFILE = FUSED_MUSE_MINILM.name
+# The multilingual model: the default user language is zh, and it is the only single model that serves
+# every locale. The fused profile ranks English better (recall weighs its parts by the query's language,
+# recall/engine/configs.py VECTOR_MIX) but embeds about 8x slower, and a switch re-embeds every row of an
+# install, so it is opt-in (docs/recall-results.md has both rows).
+DEFAULT_PROFILE = MUSE_V3_INT8.name
 
 
 def get_profile(name: str) -> ModelProfile:

@@ -57,20 +57,18 @@ def muse() -> Embedder:
     return Embedder.load(MUSE_V3_INT8.name, MODEL_DIR)
 
 
-@needs_model(FUSED_MUSE_MINILM.name)
-def test_default_model_loads_and_gives_896_dim_unit_vectors(settings) -> None:
-    # The default is the fused profile: MUSE's 512 and MiniLM's 384 dimensions in one unit vector, so
-    # recall can weigh each model's cosine by the query's language.
+@needs_model(MUSE_V3_INT8.name)
+def test_default_model_loads_and_gives_512_dim_unit_vectors(settings) -> None:
     settings.EMBEDDINGS_ENABLED = True
     embedder = get_embedder()
 
     assert embedder is not None
-    assert embedder.profile.name == DEFAULT_PROFILE == FUSED_MUSE_MINILM.name
-    assert embedder.dim == 512 + 384
-    assert embedder.model_id == "fused-muse-minilm/d896/int8/max256"
+    assert embedder.profile.name == DEFAULT_PROFILE == MUSE_V3_INT8.name
+    assert embedder.dim == 512
+    assert embedder.model_id == "muse-v3-int8/d512/int8/max2000"
     vectors = embedder.embed(["今天天气很好。", "The weather is nice today.", ""])
     assert vectors.dtype == np.float32
-    assert vectors.shape == (3, 896)
+    assert vectors.shape == (3, 512)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert embeddings.status()["state"] == "ready"
     assert is_available(load=False)
@@ -255,7 +253,7 @@ def test_batches_on_parallel_calls_agree_with_one_call_at_a_time() -> None:
     np.testing.assert_allclose(parallel.embed(texts), serial.embed(texts), atol=1e-5)
 
 
-@needs_model(FUSED_MUSE_MINILM.name)
+@needs_model(MUSE_V3_INT8.name)
 def test_a_bounded_wait_starts_the_load_and_answers_none_until_it_is_done(settings) -> None:
     settings.EMBEDDINGS_ENABLED = True
     settings.EMBEDDING_MODEL_DIR = MODEL_DIR
@@ -265,7 +263,7 @@ def test_a_bounded_wait_starts_the_load_and_answers_none_until_it_is_done(settin
     assert embeddings.status()["state"] in ("loading", "init")
     # Stored vectors are matched by the model's identity meanwhile.
     space = embeddings.vector_space()
-    assert space is not None and (space.model_id, space.dim) == (FUSED_MUSE_MINILM.model_id, 896)
+    assert space is not None and (space.model_id, space.dim) == (MUSE_V3_INT8.model_id, 512)
     loaded = embeddings.embedder_within(60)
     assert loaded is not None and loaded.model_id == space.model_id
     assert embeddings.embedder_within(0) is loaded  # ready: no wait, no second load
