@@ -137,6 +137,8 @@ def entry_add(request: HttpRequest, name: str) -> HttpResponse:
     text = result.entry.text if result.entry is not None else ""
     if result.outcome is AddOutcome.ADDED:
         messages.success(request, f"已添加 Added: {text}")
+    elif result.outcome is AddOutcome.ALREADY_HELD:
+        messages.info(request, f"已有这一条，未重复添加 Already held: {text}")
     elif result.outcome is AddOutcome.REJECTED_CARD:
         messages.error(
             request, f"与角色卡条目「{text}」矛盾，未添加 Contradicts the card entry 「{text}」; not added"

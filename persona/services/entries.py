@@ -50,6 +50,10 @@ class AddOutcome(StrEnum):
     ADDED = "added"
     REJECTED_CARD = "rejected_card"
     QUEUED_CORRECTION = "queued_correction"
+    # The section already holds this very text: nothing to add and nothing to correct. Without it a
+    # confirmed reflection whose text a correction already kept was queued against itself at every
+    # promote tick, and each ``keep_both`` added it once more (bench/years.py: 552 entries a character).
+    ALREADY_HELD = "already_held"
 
 
 @dataclass(frozen=True)
@@ -391,6 +395,11 @@ def entry_add(
     """``persona.aadd_fact``: card overlap rejects, other overlap queues a correction, else adds."""
     _require_atomic()
     text = text.strip()
+    held = PersonaEntry.with_subjects.filter(
+        character_id=character.pk, section=entity, archive_shard_path__isnull=True, text=text
+    ).first()
+    if held is not None:
+        return AddResult(AddOutcome.ALREADY_HELD, held)
     if check_contradictions:
         section_entries = PersonaEntry.objects.filter(
             character_id=character.pk, section=entity, archive_shard_path__isnull=True

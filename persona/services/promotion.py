@@ -203,7 +203,7 @@ def _add(*, character: Character, reflection: Reflection, source: str, now: date
         evidence=reflection_evidence(reflection) if fresh else None,
         now=now,
     )
-    if result.outcome is AddOutcome.ADDED:
+    if result.outcome in (AddOutcome.ADDED, AddOutcome.ALREADY_HELD):
         reflection_transition(reflection=reflection, to=Reflection.Status.PROMOTED, now=now)
         surfaced_mark_handled(character_id=character.pk, reflection_ids=[reflection.reflection_id])
         return "promoted"

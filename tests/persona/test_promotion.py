@@ -8,8 +8,13 @@ from django.utils import timezone
 
 from nekomem.characters.models import Character
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
-from persona.models import PersonaEntry
-from persona.services import persona_ensure, persona_promote_tick, reflection_promote
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.services import (
+    persona_corrections_resolve,
+    persona_ensure,
+    persona_promote_tick,
+    reflection_promote,
+)
 from persona.services.promotion import PROMOTE_BACKOFF
 from reflections.models import Reflection
 from reflections.services import reflection_deny
@@ -233,3 +238,26 @@ def test_a_blocked_promotion_is_a_dead_job_with_its_errors(character, llm_server
     assert (job.status, job.attempts) == ("dead", 5) and "500" in job.last_error
     reflection.refresh_from_db()
     assert reflection.status == "promote_blocked" and reflection.promote_attempt_count == 5
+
+
+def test_a_reflection_whose_text_a_correction_kept_is_promoted_once_not_queued_again(character, llm_server):
+    persona_ensure(character_id=character.pk)
+    make_entry(character=character, text="主人每天早上喝冰美式咖啡")
+    reflection = _ready(character, "主人每天早上喝热美式咖啡")
+    llm_server.script(json_content({"action": "promote_fresh"}))
+    assert persona_promote_tick(character_id=character.pk).outcomes == {
+        reflection.reflection_id: "queued_correction"
+    }
+    # The correction keeps both texts: the reflection's text is now an entry of the section.
+    llm_server.script(json_content([{"index": 0, "action": "keep_both", "text": "主人每天早上喝热美式咖啡"}]))
+    persona_corrections_resolve(character_id=character.pk)
+    assert PersonaEntry.objects.filter(character=character, text="主人每天早上喝热美式咖啡").count() == 1
+
+    # Every later tick finds the text held: promoted once, nothing queued, no second copy.
+    for _ in range(3):
+        llm_server.script(json_content({"action": "promote_fresh"}))
+        persona_promote_tick(character_id=character.pk)
+    reflection.refresh_from_db()
+    assert reflection.status == Reflection.Status.PROMOTED
+    assert PersonaEntry.objects.filter(character=character, text="主人每天早上喝热美式咖啡").count() == 1
+    assert not PersonaCorrection.objects.filter(character=character, dropped_at__isnull=True).exists()
