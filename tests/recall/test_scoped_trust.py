@@ -13,7 +13,7 @@ from nekomem.identity.models import Account, ActivityEvent
 from recall.models import ScopedWriteKey
 from tests.conftest import history
 from tests.identity.support import ledger_refuses_writes
-from tests.recall.test_scoped_history import facts_reply
+from tests.recall.test_scoped_history import batch_reply, facts_reply
 from tests.recall.test_scoped_routes import ALICE, post
 
 pytestmark = pytest.mark.django_db
@@ -178,10 +178,9 @@ def test_the_owner_is_trusted_fully(internal_client, llm_server, no_barrier) -> 
 
 
 def test_a_batch_answers_trust_per_segment(internal_client, llm_server, no_barrier) -> None:
-    from tests.support.llm_server import error
-
     bob = {"subject_kind": "group_participant", "subject_id": "qq:7788:1002"}
-    llm_server.script(facts_reply("Alice 下周去东京"), error(500), error(500), error(500))
+    # One call covers the batch; the model answered the first segment and skipped the second.
+    llm_server.script(batch_reply((1, ["Alice 下周去东京"])))
     segments = [
         {**body(speaker_tier="trusted", speaker_activity_events=events("a1"))},
         {
