@@ -39,6 +39,9 @@ def prompt_text(body: Any) -> str:
 def prompt_kind(text: str) -> str:
     """Which §7 task a prompt is, by the reply shape it asks for (most specific first)."""
     checks = (
+        ('"action": "split"', "refine"),
+        ('"temporal_scope": "pattern|state|episode|past", "event_when": null}', "recheck_reflection"),
+        ('{"event_when": null}', "recheck_fact"),
         ('"corrected_dialogue"', "review"),
         ('"summary"', "summary" if DIALOGUE_START in text else "further_summary"),
         ('"ranked"', "rerank"),
@@ -188,6 +191,18 @@ def _promotion_merge(_text: str) -> Any:
     return {"action": "promote_fresh", "target_id": None, "merged_text": None, "reason": "new"}
 
 
+_REFINE_LINE = re.compile(r"^\[(\d+)\] (.*) \(evidence=-?[\d.]+\)$", re.MULTILINE)
+
+
+def _refine(text: str) -> Any:
+    """Members that say the very same thing merge into the first of them; anything else is kept."""
+    members = [(int(i), body) for i, body in _REFINE_LINE.findall(text)]
+    by_text: dict[str, list[int]] = {}
+    for index, body in members:
+        by_text.setdefault(body.strip(), []).append(index)
+    return [{"action": "merge", "ids": ids, "text": body} for body, ids in by_text.items() if len(ids) > 1]
+
+
 def _rerank(text: str) -> Any:
     return {"ranked": [int(i) for i in _CANDIDATE.findall(text)]}
 
@@ -207,6 +222,9 @@ ANSWERS: dict[str, Callable[[str], Any]] = {
     "feedback": _feedback,
     "promotion_merge": _promotion_merge,
     "rerank": _rerank,
+    "refine": _refine,
+    "recheck_reflection": lambda _text: {"temporal_scope": "state", "event_when": None},
+    "recheck_fact": lambda _text: {"event_when": None},
 }
 
 

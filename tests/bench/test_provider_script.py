@@ -13,8 +13,10 @@ from bench.provider_script import HealthyProvider, prompt_kind, prompt_text
 from facts.prompts import arbitration_messages, disclosure_messages, extraction_messages
 from facts.services.records import draft_from_llm
 from nekomem.llm import chat_json
+from nekomem.refine import refine_actions
 from nekomem.reranking import llm_rank_chat
 from persona.prompts import corrections_messages, merge_messages
+from persona.prompts import refine_messages as persona_refine_messages
 from recent.compression import summary_from_reply
 from recent.prompts import further_summarise_messages, review_messages, summarise_messages
 from recent.review import corrected_from_reply
@@ -22,9 +24,11 @@ from reflections.prompts import (
     feedback_messages,
     keyword_messages,
     rebuttal_messages,
+    recheck_messages,
     signal_messages,
     synthesis_messages,
 )
+from reflections.prompts import refine_messages as reflection_refine_messages
 
 LANGUAGES = ("zh", "en", "ja", "ko", "ru", "es", "pt", "zh-TW")
 DIALOGUE = [{"role": "human", "content": "我下周要去杭州出差"}, {"role": "ai", "content": "路上小心喵"}]
@@ -74,6 +78,18 @@ def prompts(language: str) -> dict[str, list[dict[str, Any]]]:
             ],
             language=language,
         ),
+        "refine": persona_refine_messages(
+            name="Mel",
+            section="master",
+            members=[("Emily likes tea", 1.0), ("Emily likes tea", -0.5), ("Emily hates trains", 0.0)],
+            language=language,
+        ),
+        "recheck_reflection": recheck_messages(
+            kind="reflection", text="Emily travels a lot", date="2026-12-01", language=language, **who
+        ),
+        "recheck_fact": recheck_messages(
+            kind="fact", text="Emily goes to Hangzhou", date="2026-12-01", language=language, **who
+        ),
     }
 
 
@@ -114,6 +130,22 @@ def test_each_answer_passes_the_layers_checks(llm_server, language):
         (0, "Emily takes trains"),
         (1, "主人养猫"),
     ]
+    # Refine merges the members that say the very same thing and keeps the rest, in either layer.
+    for refine in (
+        built["refine"],
+        reflection_refine_messages(
+            name="Mel",
+            master="Emily",
+            members=[("Emily hates trains", 0.0), ("Emily likes tea", 1.0), ("Emily likes tea", 0.2)],
+            language=language,
+        ),
+    ):
+        reply = chat_json(tier="summary", messages=refine, expect=list)
+        assert [(a.action, a.members) for a in refine_actions(reply, 3) or []] == [
+            ("merge", (0, 1) if refine is built["refine"] else (1, 2))
+        ]
+    assert ask("recheck_reflection", dict) == {"temporal_scope": "state", "event_when": None}
+    assert ask("recheck_fact", dict) == {"event_when": None}
     candidates = [{"index": i, "text": f"memory {i}", "evidence": 0.0} for i in range(3)]
     assert llm_rank_chat(["trains"], candidates, 2) == [0, 1, 2]
     assert "unknown" not in provider.counts() and "unanswerable" not in provider.counts()
