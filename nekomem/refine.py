@@ -12,6 +12,7 @@ clusters a pass. The result depends only on the rows and ``now``, so a simulated
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -41,6 +42,8 @@ REFINE_ACTIONS = ("merge", "split", "modify", "discard")
 # Background hard timeout (reference §7).
 REFINE_TIMEOUT = 110
 BLOCK_ROWS = 256
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,15 @@ def refine_pass(
         job_succeed(job=job, outcome=f"{applied} actions")
         report.clusters += 1
         report.actions += applied
+    if report.clusters or report.failed:
+        logger.info(
+            "refine kind=%s character=%s clusters=%d actions=%d failed=%d",
+            kind,
+            character_id,
+            report.clusters,
+            report.actions,
+            report.failed,
+        )
     return report
 
 

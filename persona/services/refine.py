@@ -16,7 +16,6 @@ archive shards, from which a person can restore it.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from django.db import transaction
@@ -58,8 +57,6 @@ from persona.services.records import (
     token_cache_refresh,
     version_pushed,
 )
-
-logger = logging.getLogger(__name__)
 
 REFINE_JOB = "persona.refine"
 SCOPED_REFINE_JOB = "persona.scoped_refine"
@@ -145,15 +142,6 @@ def persona_refine(*, character_id: int, scoped: bool = False, now: datetime | N
         apply=apply,
         now=now,
     )
-    if report.clusters or report.failed:
-        logger.info(
-            "persona refine character=%s scoped=%s clusters=%d actions=%d failed=%d",
-            character_id,
-            scoped,
-            report.clusters,
-            report.actions,
-            report.failed,
-        )
     return report
 
 

@@ -11,7 +11,6 @@ same events and memory-change log as the other reflection writes.
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections import defaultdict
 from datetime import datetime
 
@@ -49,8 +48,6 @@ from reflections.services.records import (
     reflection_to_file_dict,
     score_of,
 )
-
-logger = logging.getLogger(__name__)
 
 REFINE_JOB = "reflections.refine"
 SCOPED_REFINE_JOB = "reflections.scoped_refine"
@@ -139,15 +136,6 @@ def reflections_refine(
         apply=apply,
         now=now,
     )
-    if report.clusters or report.failed:
-        logger.info(
-            "reflection refine character=%s scoped=%s clusters=%d actions=%d failed=%d",
-            character_id,
-            scoped,
-            report.clusters,
-            report.actions,
-            report.failed,
-        )
     return report
 
 
