@@ -240,8 +240,7 @@ def refine_pass(
     *,
     character_id: int,
     kind: str,
-    tier: str,
-    thinking: bool,
+    scoped: bool,
     groups: Sequence[RefineGroup],
     missing_vectors: str,
     messages: RefineMessages,
@@ -250,7 +249,10 @@ def refine_pass(
 ) -> RefineReport:
     """Cluster each group, then one model call per cluster (at most 3 a pass), each cluster a job of
     ``kind`` keyed on its hash: failures back off and die after 5 (one probe every 5 h), no provider
-    parks the job without spending an attempt. ``missing_vectors`` (a reason, or "") parks the pass."""
+    parks the job without spending an attempt. ``missing_vectors`` (a reason, or "") parks the pass.
+    A group-chat subject's sections (``scoped``) go to the summary tier without thinking, the
+    character's own to the correction tier with it, as in every layer."""
+    tier, thinking = ("summary", False) if scoped else ("correction", True)
     if missing_vectors:
         job, why = job_start(character_id=character_id, kind=kind, key=VECTORS_KEY, now=now)
         if job is not None:

@@ -128,8 +128,7 @@ def reflections_refine(
     report = refine_pass(
         character_id=character_id,
         kind=SCOPED_REFINE_JOB if scoped else REFINE_JOB,
-        tier="summary" if scoped else "correction",
-        thinking=not scoped,
+        scoped=scoped,
         groups=groups,
         missing_vectors=_missing_vectors(rows, with_vector, space is not None),
         messages=messages,
