@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
+from facts.services.cursors import extraction_cursor_ensure
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
@@ -26,7 +27,7 @@ def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force
     now = now or timezone.now()
     with transaction.atomic():
         lock_character(character_id)
-        cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+        cursor = extraction_cursor_ensure(character_id=character_id)
         last = cursor.last_archive_attempt_at
         if not force and last is not None and now - last < ARCHIVE_THROTTLE:
             return 0

@@ -23,6 +23,7 @@ from facts.models import ExtractionCursor, Fact
 from facts.prompts import disclosure_messages, extraction_messages
 from facts.selectors import facts_known_since
 from facts.services.archive import facts_archive_sweep
+from facts.services.cursors import extraction_cursor_ensure
 from facts.services.dedup import PersistReport, facts_persist
 from facts.services.records import FactDraft, draft_from_llm
 from nekomem.characters.language import character_language
@@ -134,7 +135,7 @@ def stage1_extract(
 def facts_extraction_tick(*, character_id: int, now: datetime | None = None) -> TickResult:
     """One signal-extraction poll for a character (every minute from the schedule)."""
     now = now or timezone.now()
-    cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+    cursor = extraction_cursor_ensure(character_id=character_id)
     character = Character.objects.get(pk=character_id)
     if not switch_enabled(POWERFUL_MEMORY):
         _cursors_skip_to_now(cursor=cursor, now=now)
@@ -344,7 +345,7 @@ def extraction_coverage_set(*, character_id: int, covered_until: datetime | None
     Returns whether the cursor changed. Turns after it are read by the next window (and stay in
     recall's raw-turn pool until then); the turns before it leave that pool.
     """
-    cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+    cursor = extraction_cursor_ensure(character_id=character_id)
     if cursor.last_a_message_at == covered_until:
         return False
     ExtractionCursor.objects.filter(pk=cursor.pk).update(last_a_message_at=covered_until)
@@ -360,7 +361,7 @@ def extraction_coverage_infer(*, character_id: int) -> datetime | None:
     (each answer twice, and the whole log embedded again), and a configured provider would extract the
     whole history a second time. A cursor that has moved is never touched. Returns the new cursor.
     """
-    cursor, _ = ExtractionCursor.objects.get_or_create(character_id=character_id)
+    cursor = extraction_cursor_ensure(character_id=character_id)
     if cursor.last_a_message_at is not None:
         return None
     facts = Fact.objects.filter(character_id=character_id).order_by("-created_at")
