@@ -256,6 +256,9 @@ RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_M
 RECALL_VECTOR_FILLER_IDLE_SECONDS = 30.0
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
+# /api/v1/status/ counts the rows with and without a vector over whole tables (seconds at 10 M facts):
+# a worker answers from its last count this many seconds old at most.
+STATUS_VECTOR_COUNTS_TTL = env_int("NEKOMEM_STATUS_VECTOR_COUNTS_TTL", 60)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("NEKOMEM_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"

@@ -31,12 +31,14 @@ def _runtime_started(request):
 def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
     from nekomem.characters.services import character_id_forget
+    from nekomem.runtime.status import vector_coverage_forget
     from nekomem.runtime.switches import switches_forget
     from persona.selectors import rendered_forget
     from recall import index_cache
 
     character_id_forget()
     switches_forget()
+    vector_coverage_forget()
     rendered_forget()
     # An import builds its characters' recall indexes in this process: a rolled-back test's character
     # key and version can come back in the next test, which must never be served that index.

@@ -79,6 +79,11 @@ class EmbeddingsStatusSerializer(serializers.Serializer):
     reason = serializers.CharField(help_text="Why vectors are off, when they are.")
     with_vectors = serializers.IntegerField(allow_null=True)
     without_vectors = serializers.IntegerField(allow_null=True)
+    counted_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When with_vectors and without_vectors were counted: they count every row of the vector "
+        "pools, so a worker reuses its last count for NEKOMEM_STATUS_VECTOR_COUNTS_TTL seconds (60).",
+    )
 
 
 class StorageStatusSerializer(serializers.Serializer):

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from django.conf import settings
 from django.db.models import Count
+from django.utils import timezone
 
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
@@ -92,6 +96,7 @@ class EmbeddingsStatus:
     reason: str  # why vectors are off, when they are
     with_vectors: int | None  # None while the server is starting (the tables may not be there yet)
     without_vectors: int | None
+    counted_at: datetime | None = None  # when the two counts were taken (at most the TTL ago)
 
 
 @dataclass(frozen=True)
@@ -260,11 +265,47 @@ def vector_coverage(model_id: str) -> VectorCoverage:
     )
 
 
+@dataclass(frozen=True)
+class _Counted:
+    model_id: str
+    monotonic: float
+    at: datetime
+    coverage: VectorCoverage
+
+
+# The counters read every row of every vector pool (seconds at 10 M facts): a status poll, a front
+# door reload, reuses this process's last count for STATUS_VECTOR_COUNTS_TTL seconds.
+_counted: _Counted | None = None
+_counting = threading.Lock()
+
+
+def vector_coverage_recent(model_id: str) -> tuple[VectorCoverage, datetime]:
+    """``vector_coverage`` counted at most ``STATUS_VECTOR_COUNTS_TTL`` seconds ago, and when.
+
+    One thread counts at a time, so a burst of polls on a cold process counts once, not once each.
+    """
+    global _counted
+    ttl = float(settings.STATUS_VECTOR_COUNTS_TTL)
+    with _counting:
+        known = _counted
+        if known is None or known.model_id != model_id or time.monotonic() - known.monotonic >= ttl:
+            known = _Counted(model_id, time.monotonic(), timezone.now(), vector_coverage(model_id))
+            _counted = known
+    return known.coverage, known.at
+
+
+def vector_coverage_forget() -> None:
+    """Drop the remembered count (tests: each test's database starts over)."""
+    global _counted
+    with _counting:
+        _counted = None
+
+
 def embeddings_status(*, count_rows: bool) -> EmbeddingsStatus:
     """On, off, or backfilling (on, with rows still waiting for a vector); never loads the model."""
     holder = embeddings.status()
     model_id = get_profile(embeddings.configured_profile()).model_id
-    coverage = vector_coverage(model_id) if count_rows else None
+    coverage, counted_at = vector_coverage_recent(model_id) if count_rows else (None, None)
     off = not settings.EMBEDDINGS_ENABLED or holder["state"] == str(embeddings.EmbeddingState.DISABLED)
     state: EmbeddingsState
     if off:
@@ -280,6 +321,7 @@ def embeddings_status(*, count_rows: bool) -> EmbeddingsStatus:
         reason=str(holder["reason"] or ""),
         with_vectors=coverage.with_vectors if coverage else None,
         without_vectors=coverage.without_vectors if coverage else None,
+        counted_at=counted_at,
     )
 
 

@@ -6,9 +6,12 @@ import json
 import logging
 import os
 from collections.abc import Iterator
+from unittest.mock import ANY
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from facts.models import Fact
 from facts.services import FactDraft, facts_persist
@@ -139,6 +142,7 @@ def test_outbox_ops_pending_waiting_and_dead_are_counted(client: Client) -> None
 
 
 def test_embeddings_are_on_backfilling_or_off_with_counts(client: Client, settings, model_id: str) -> None:
+    settings.STATUS_VECTOR_COUNTS_TTL = 0  # every call counts afresh
     character = CharacterFactory.create()
     make_fact(character=character, embedding="AAAA", embedding_model_id=model_id)
     make_fact(character=character, embedding="AAAA", embedding_model_id=model_id)
@@ -149,6 +153,7 @@ def test_embeddings_are_on_backfilling_or_off_with_counts(client: Client, settin
         "reason": "",
         "with_vectors": 2,
         "without_vectors": 0,
+        "counted_at": ANY,
     }
 
     make_fact(character=character)  # no vector yet
@@ -162,8 +167,35 @@ def test_embeddings_are_on_backfilling_or_off_with_counts(client: Client, settin
     assert vectors["without_vectors"] == 2  # what would need a vector once they are turned on
 
 
+def test_the_vector_pools_are_counted_once_per_ttl_not_on_every_call(
+    client: Client, settings, model_id: str
+) -> None:
+    settings.STATUS_VECTOR_COUNTS_TTL = 60
+    character = CharacterFactory.create()
+    make_fact(character=character, embedding="AAAA", embedding_model_id=model_id)
+    first = status(client)["embeddings"]
+    make_fact(character=character)  # not seen until the count is taken again
+
+    def fact_queries() -> tuple[dict, list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            vectors = status(client)["embeddings"]
+        return vectors, [q["sql"] for q in queries.captured_queries if Fact._meta.db_table in q["sql"]]
+
+    again, read_facts = fact_queries()
+    assert read_facts == []
+    assert again == first and (first["with_vectors"], first["without_vectors"]) == (1, 0)
+    assert first["counted_at"] is not None
+
+    settings.STATUS_VECTOR_COUNTS_TTL = 0  # the count is stale now
+    fresh, read_facts = fact_queries()
+    assert len(read_facts) >= 1 and "COUNT" in read_facts[0].upper()
+    assert (fresh["with_vectors"], fresh["without_vectors"]) == (1, 1)
+    assert fresh["counted_at"] > first["counted_at"]
+
+
 @pytest.mark.usefixtures("model_id")
-def test_a_layer_registers_its_own_vector_counter(client: Client) -> None:
+def test_a_layer_registers_its_own_vector_counter(client: Client, settings) -> None:
+    settings.STATUS_VECTOR_COUNTS_TTL = 0
     register_vector_counter("test-pool", lambda model: VectorCoverage(with_vectors=5, without_vectors=7))
     try:
         vectors = status(client)["embeddings"]
