@@ -41,8 +41,11 @@ _STATE_FIELDS = (
     "event_start_at",
     "event_end_at",
     "schema_version",
+    # Refine (reflections.services.refine): the cluster the reflection was last asked about, and when.
+    "last_refine_cluster_hash",
+    "last_refine_at",
 )
-_TIME_FIELDS = ("archived_at", "event_start_at", "event_end_at")
+_TIME_FIELDS = ("archived_at", "event_start_at", "event_end_at", "last_refine_at")
 
 
 def replay_reflection_synthesized(character_id: int, payload: dict[str, Any]) -> None:
@@ -69,6 +72,8 @@ def replay_reflection_state_changed(character_id: int, payload: dict[str, Any]) 
         if name in payload:
             value = payload[name]
             setattr(reflection, name, parse_iso(value) if name in _TIME_FIELDS else value)
+    if isinstance(payload.get("extra"), dict):  # keys set inside ``extra`` (a merge's merged_from_ids)
+        reflection.extra = {**(reflection.extra or {}), **payload["extra"]}
     shard = payload.get("archive_shard_path")
     if (
         shard

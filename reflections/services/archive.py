@@ -21,7 +21,7 @@ from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from nekomem.journal.services import event_append
 from reflections.models import ArchiveShard, Reflection
-from reflections.services.lifecycle import reflection_locked, reflection_transition
+from reflections.services.lifecycle import reflection_fields_set, reflection_locked, reflection_transition
 from reflections.services.records import ACTIVE_STATUSES, evidence_snapshot, score_of
 
 SHARD_CAPACITY = 500
@@ -84,21 +84,8 @@ def reflection_archive_into_shard(*, reflection: Reflection, now: datetime, reas
         return
     # Promoted and denied entries keep their status; only their place changes (the original moves the
     # entry into a shard file unchanged apart from the two stamps).
-    reflection.archived_at = now
-    reflection.archive_shard_path = name
-    reflection.save(update_fields=["archived_at", "archive_shard_path", "updated_at"])
-    event_append(
-        character_id=reflection.character_id,
-        event_type="reflection.state_changed",
-        payload={
-            "reflection_id": reflection.reflection_id,
-            "from": reflection.status,
-            "to": reflection.status,
-            "ts": now.isoformat(),
-            "reason": reason,
-            "archived_at": now.isoformat(),
-            "archive_shard_path": name,
-        },
+    reflection_fields_set(
+        reflection=reflection, now=now, reason=reason, fields={"archived_at": now, "archive_shard_path": name}
     )
 
 

@@ -19,11 +19,11 @@ from nekomem.characters.services import (
     character_memory_forgotten,
     memory_forgotten_apply,
 )
-from nekomem.journal.services import event_append, events_redact
+from nekomem.journal.services import events_redact
 from nekomem.textproc import count_tokens
 from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
 from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
-from reflections.services.lifecycle import reflection_locked
+from reflections.services.lifecycle import reflection_fields_set, reflection_locked
 
 MAX_TEXT_LENGTH = 4000
 
@@ -53,21 +53,7 @@ def reflection_edit(
         # The ontology is only kept for short texts (§2.7): a long edit clears all three fields.
         if count_tokens(text) > MAX_ONTOLOGY_TEXT_TOKENS:
             changed.update({"relation_type": None, "temporal_scope": None, "subject": None})
-        for name, value in changed.items():
-            setattr(reflection, name, value)
-        reflection.save(update_fields=[*changed, "updated_at"])
-        event_append(
-            character_id=character_id,
-            event_type="reflection.state_changed",
-            payload={
-                "reflection_id": reflection.reflection_id,
-                "from": reflection.status,
-                "to": reflection.status,
-                "ts": now.isoformat(),
-                "reason": "manual_edit",
-                **changed,
-            },
-        )
+        reflection_fields_set(reflection=reflection, now=now, reason="manual_edit", fields=changed)
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[reflection.pk])
     return reflection
 

@@ -70,6 +70,37 @@ def reflection_transition(
     character_memory_changed(character_id=reflection.character_id, pool=RECALL_POOL, rows=[reflection.pk])
 
 
+def reflection_fields_set(
+    *,
+    reflection: Reflection,
+    now: datetime,
+    reason: str,
+    fields: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Set ``fields`` (and the keys of ``extra`` inside ``reflection.extra``) on a reflection whose
+    status stays, save it, and append the ``reflection.state_changed`` that replays them (``from`` =
+    ``to``). The one place such a change is written: a change saved without it is lost by a replay.
+    The caller says what changed in the recall pool (``character_memory_changed``)."""
+    _require_atomic()
+    for name, value in fields.items():
+        setattr(reflection, name, value)
+    if extra:
+        reflection.extra = {**(reflection.extra or {}), **extra}
+    reflection.save()
+    payload: dict[str, Any] = {
+        "reflection_id": reflection.reflection_id,
+        "from": reflection.status,
+        "to": reflection.status,
+        "ts": now.isoformat(),
+        "reason": reason,
+        **{k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in fields.items()},
+    }
+    if extra:
+        payload["extra"] = extra
+    event_append(character_id=reflection.character_id, event_type="reflection.state_changed", payload=payload)
+
+
 def reflection_signal_apply(*, reflection: Reflection, signal: Signal, source: str, now: datetime) -> None:
     """Add one evidence signal (raw add, only the changed side's clock reset) and its event."""
     _require_atomic()

@@ -42,12 +42,12 @@ from nekomem.journal.jobs import (
     register_job_kind,
 )
 from nekomem.journal.models import Job, WorkStatus
-from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from reflections.models import RECALL_POOL, REFLECTION_SCHEMA_VERSION, Reflection
 from reflections.ontology import LEGACY_SCOPES, TEMPORAL_SCOPES
 from reflections.prompts import recheck_messages
 from reflections.selectors import recheck_characters_in_turn, v1_facts, v1_reflections
+from reflections.services.lifecycle import reflection_fields_set
 
 logger = logging.getLogger(__name__)
 
@@ -199,23 +199,15 @@ def _reflection_rejudged(*, reflection: Reflection, reply: dict[str, Any], now: 
             return  # re-judged or deleted meanwhile
         raw = clean_event_when(reply.get("event_when"))
         start, end = resolve_event_when(raw, row.created_at)
-        row.temporal_scope = reply["temporal_scope"]
-        row.event_when_raw, row.event_start_at, row.event_end_at = raw, start, end
-        row.schema_version = REFLECTION_SCHEMA_VERSION
-        row.save()
-        event_append(
-            character_id=row.character_id,
-            event_type="reflection.state_changed",
-            payload={
-                "reflection_id": row.reflection_id,
-                "from": row.status,
-                "to": row.status,
-                "ts": now.isoformat(),
-                "reason": "schema_recheck",
-                "temporal_scope": row.temporal_scope,
+        reflection_fields_set(
+            reflection=row,
+            now=now,
+            reason="schema_recheck",
+            fields={
+                "temporal_scope": reply["temporal_scope"],
                 "event_when_raw": raw,
-                "event_start_at": start.isoformat(),
-                "event_end_at": end.isoformat() if end else None,
+                "event_start_at": start,
+                "event_end_at": end,
                 "schema_version": REFLECTION_SCHEMA_VERSION,
             },
         )

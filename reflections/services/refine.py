@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -39,7 +40,7 @@ from reflections.models import RECALL_POOL, Reflection
 from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
 from reflections.prompts import refine_messages
 from reflections.services.archive import reflection_archive_into_shard
-from reflections.services.lifecycle import reflection_transition
+from reflections.services.lifecycle import reflection_fields_set, reflection_transition
 from reflections.services.records import (
     ACTIVE_STATUSES,
     evidence_of,
@@ -185,34 +186,25 @@ def _apply(
         for reflection in members:
             if reflection.reflection_id in gone:
                 continue
-            reflection.last_refine_cluster_hash = cluster.hash
-            reflection.last_refine_at = now
-            reflection.save(update_fields=["last_refine_cluster_hash", "last_refine_at", "updated_at"])
+            reflection_fields_set(
+                reflection=reflection,
+                now=now,
+                reason="refine_seen",
+                fields={"last_refine_cluster_hash": cluster.hash, "last_refine_at": now},
+            )
         if touched:
             character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=touched)
     return len(actions)
 
 
-def _text_set(reflection: Reflection, text: str, *, now: datetime, reason: str) -> None:
+def _text_set(
+    reflection: Reflection, text: str, *, now: datetime, reason: str, extra: dict[str, Any] | None = None
+) -> None:
     """A new text with its ``reflection.state_changed`` (the status stays), as a hand edit does."""
     changed: dict[str, str | None] = {"text": text}
     if count_tokens(text) > MAX_ONTOLOGY_TEXT_TOKENS:
         changed.update({"relation_type": None, "temporal_scope": None, "subject": None})
-    for name, value in changed.items():
-        setattr(reflection, name, value)
-    reflection.save()
-    event_append(
-        character_id=reflection.character_id,
-        event_type="reflection.state_changed",
-        payload={
-            "reflection_id": reflection.reflection_id,
-            "from": reflection.status,
-            "to": reflection.status,
-            "ts": now.isoformat(),
-            "reason": reason,
-            **changed,
-        },
-    )
+    reflection_fields_set(reflection=reflection, now=now, reason=reason, fields=changed, extra=extra)
 
 
 def _merge(*, target: Reflection, others: list[Reflection], text: str, now: datetime) -> None:
@@ -225,11 +217,8 @@ def _merge(*, target: Reflection, others: list[Reflection], text: str, now: date
     target.sub_zero_days = 0
     target.sub_zero_last_increment_date = None
     merged_from = list((target.extra or {}).get("merged_from_ids") or [])
-    target.extra = {
-        **(target.extra or {}),
-        "merged_from_ids": [*merged_from, *(o.reflection_id for o in others)],
-    }
-    _text_set(target, text, now=now, reason="refine_merge")
+    merged = {"merged_from_ids": [*merged_from, *(o.reflection_id for o in others)]}
+    _text_set(target, text, now=now, reason="refine_merge", extra=merged)
     event_append(
         character_id=target.character_id,
         event_type="reflection.evidence_updated",

@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from nekomem.characters.models import MemoryChange
-from nekomem.journal.models import Event
+from nekomem.journal.models import AppliedSentinel, Event
+from nekomem.journal.services import events_reconcile
 from reflections.models import RECALL_POOL, Reflection
 from reflections.services import reflections_refine
 from tests.reflections.factories import make_reflection
@@ -99,3 +100,36 @@ def test_entities_and_subjects_never_share_a_cluster(character, llm_server):
     assert scoped["model"] == "test-summary-model"
     assert "小明喜欢" in prompt(llm_server, 1) and "主人" not in prompt(llm_server, 1)
     assert "小红" not in prompt(llm_server, 1)
+
+
+def test_refine_records_every_change_it_saves_and_replay_restores_it(character, llm_server):
+    first = reflection(character, "主人似乎很喜欢猫", axis(0), status="confirmed")
+    second = reflection(character, "主人看起来特别喜欢猫", axis(0, 0.05))
+    third = reflection(character, "主人好像很喜欢猫咪", axis(0, 0.08))
+    start = max(Event.objects.values_list("seq", flat=True), default=0)
+    llm_server.script(json_content([{"action": "merge", "ids": [0, 1], "text": "主人非常喜欢猫"}]))
+    assert reflections_refine(character_id=character.pk).actions == 1
+    first.refresh_from_db()
+    third.refresh_from_db()
+    stamped = {
+        e.payload["reflection_id"]: e.payload
+        for e in Event.objects.filter(type="reflection.state_changed", payload__reason="refine_seen")
+    }
+    # The survivors are stamped with their event; the merged one leaves the pool and is not.
+    assert set(stamped) == {first.reflection_id, third.reflection_id}
+    assert stamped[third.reflection_id]["last_refine_cluster_hash"] == third.last_refine_cluster_hash
+    assert stamped[third.reflection_id]["last_refine_at"] == third.last_refine_at.isoformat()
+
+    # Lose the view's writes since the pass began (a restore, a crash): the events bring them back.
+    Reflection.objects.filter(pk__in=[first.pk, third.pk]).update(
+        last_refine_cluster_hash=None, last_refine_at=None, extra={}, text="主人似乎很喜欢猫"
+    )
+    AppliedSentinel.objects.filter(character=character).update(last_applied_seq=start)
+    assert events_reconcile(character_id=character.pk).applied >= 3
+    for row, expected in ((first, first), (third, third)):
+        replayed = Reflection.objects.get(pk=row.pk)
+        assert replayed.last_refine_cluster_hash == expected.last_refine_cluster_hash
+        assert replayed.last_refine_at == expected.last_refine_at
+    replayed = Reflection.objects.get(pk=first.pk)
+    assert replayed.text == "主人非常喜欢猫"
+    assert replayed.extra["merged_from_ids"] == [second.reflection_id]
