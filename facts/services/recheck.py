@@ -1,5 +1,6 @@
 """The facts' side of the schema re-check (reference §3.5.6): a v1 fact gets its event time judged
-again and becomes schema version 2; a failed judgement counts one of its 5 ``recheck_attempts``.
+again and becomes schema version 2; a failed judgement counts one of its 5 ``recheck_attempts`` (a
+given-up fact is tried once more by each 5-hour probe of its dead job, and counts on past 5).
 
 The loop itself (reflections first, then facts; characters in turn) lives in the reflections layer,
 which may read facts; it writes facts only through these two functions, each in its own locked

@@ -6,7 +6,9 @@ simulated clock). The summary tier, without thinking, answers ``temporal_scope``
 for a reflection and ``event_when`` for a fact; the entry becomes schema version 2. Each entry is a
 kernel job keyed on it (no provider: the job waits without spending an attempt, and the loop waits
 with it); each failure also counts the entry's ``recheck_attempts``, and after 5 it is given up: it
-keeps its v1 fields and the loop passes it by. Independent of the powerful-memory switch.
+keeps its v1 fields and the loop passes it by, until the kernel's 5-hour probe of dead jobs (or a
+retry from the jobs page) makes its job due again for one more attempt, as for every loop of
+reference §3.8. Independent of the powerful-memory switch.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ REFLECTION, FACT = "reflection", "fact"
 
 
 def register_recheck_jobs() -> None:
-    register_job_kind(RECHECK_JOB, handler=None, tier=RECHECK_TIER)
+    register_job_kind(RECHECK_JOB, handler=None, tier=RECHECK_TIER, self_heal=True)
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,17 @@ class RecheckReport:
     reason: str = ""
 
 
-def _open(rows: Any) -> list[Any]:
-    """The first entries not yet given up (fewer than 5 attempts)."""
-    return list(
-        islice((r for r in rows.iterator() if recheck_attempts(r.extra) < RECHECK_MAX_ATTEMPTS), SCAN_LIMIT)
-    )
+def _open(rows: Any, *, kind: str, character_id: int) -> list[Any]:
+    """The entries to try, in order: the given-up ones whose job is due again (the 5-hour probe, or a
+    retry by hand), then the first ones not yet given up (fewer than 5 attempts)."""
+    prefix = f"{kind}:"
+    keys = Job.objects.filter(
+        character_id=character_id, kind=RECHECK_JOB, status__in=Job.ACTIVE, key__startswith=prefix
+    ).values_list("key", flat=True)
+    again = [int(key.removeprefix(prefix)) for key in keys if key.removeprefix(prefix).isdigit()]
+    probed = [r for r in rows.filter(pk__in=again) if recheck_attempts(r.extra) >= RECHECK_MAX_ATTEMPTS]
+    fresh = (r for r in rows.iterator() if recheck_attempts(r.extra) < RECHECK_MAX_ATTEMPTS)
+    return [*probed, *islice(fresh, SCAN_LIMIT)]
 
 
 def schema_recheck_tick(*, now: datetime | None = None) -> RecheckReport:
@@ -98,7 +106,7 @@ def schema_recheck_character(*, character_id: int, now: datetime | None = None) 
         (REFLECTION, v1_reflections(character_id=character_id)),
         (FACT, v1_facts(character_id=character_id)),
     ):
-        for row in _open(rows):
+        for row in _open(rows, kind=kind, character_id=character_id):
             job, why = job_start(
                 character_id=character_id,
                 kind=RECHECK_JOB,
@@ -162,10 +170,13 @@ def _recheck(*, job: Job, kind: str, row: Any, now: datetime) -> RecheckReport:
             attempts = _reflection_failed(reflection=row)
         else:
             attempts = fact_recheck_failed(character_id=character.pk, fact_pk=row.pk)
-        job_fail(job=job, error=exc, now=now)
-        outcome = "gave_up" if attempts >= RECHECK_MAX_ATTEMPTS else "failed"
+        status = job_fail(job=job, error=exc, now=now)
+        # Given up when the job is dead: its fifth attempt, or the one attempt of a probe.
+        outcome = "gave_up" if status == WorkStatus.DEAD else "failed"
         if outcome == "gave_up":
-            logger.warning("schema re-check gave up character=%s %s=%s", character.pk, kind, row.pk)
+            logger.warning(
+                "schema re-check gave up character=%s %s=%s attempts=%s", character.pk, kind, row.pk, attempts
+            )
         return RecheckReport(**{**done.__dict__, "outcome": outcome, "reason": type(exc).__name__})
     if kind == REFLECTION:
         _reflection_rejudged(reflection=row, reply=reply, now=now)

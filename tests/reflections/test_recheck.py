@@ -6,9 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.core.management import call_command
 
 from facts.models import Fact
+from nekomem.journal.jobs import work_sweep
 from nekomem.journal.models import Event, Job, WorkStatus
 from reflections.models import Reflection
 from reflections.services import schema_recheck_tick
@@ -100,6 +102,47 @@ def test_five_failures_give_the_entry_up_and_the_next_one_runs(character, llm_se
     report = schema_recheck_tick(now=now)
     assert (report.entry_id, report.outcome) == (after.reflection_id, "rejudged")
     assert "主人去年搬了家" in prompt(llm_server, 5)
+
+
+@pytest.mark.parametrize("kind", ["reflection", "fact"])
+def test_a_given_up_entry_is_probed_again_every_five_hours(character, llm_server, kind):
+    stubborn: Reflection | Fact
+    if kind == "reflection":
+        stubborn = v1_reflection(character, "主人曾经很忙")
+        entry_id = stubborn.reflection_id
+    else:
+        stubborn = v1_fact(character)
+        entry_id = stubborn.fact_id
+    llm_server.script(*[error(500)] * 6)
+    with time_machine.travel(T0, tick=False) as clock:
+        outcomes = []
+        for _ in range(5):
+            outcomes.append(schema_recheck_tick().outcome)
+            clock.shift(timedelta(hours=1))
+        assert outcomes == ["failed"] * 4 + ["gave_up"]
+        job = Job.objects.get(kind=RECHECK_JOB, key=f"{kind}:{stubborn.pk}")
+        assert job.status == WorkStatus.DEAD
+
+        clock.shift(timedelta(hours=3))  # 4 h after giving up: still given up
+        assert work_sweep().probed == 0
+        assert schema_recheck_tick().outcome == "nothing" and len(llm_server.requests) == 5
+
+        clock.shift(timedelta(hours=1))  # 5 h: the probe's one attempt, which fails
+        assert work_sweep().probed == 1
+        report = schema_recheck_tick()
+        assert (report.entry_id, report.outcome) == (entry_id, "gave_up")
+        assert len(llm_server.requests) == 6
+        assert Job.objects.get(pk=job.pk).status == WorkStatus.DEAD
+        assert schema_recheck_tick().outcome == "nothing" and len(llm_server.requests) == 6
+
+        clock.shift(timedelta(hours=5))  # the next probe succeeds
+        assert work_sweep().probed == 1
+        llm_server.script(json_content({"temporal_scope": "past", "event_when": None}))
+        report = schema_recheck_tick()
+    assert (report.entry_id, report.outcome) == (entry_id, "rejudged")
+    stubborn.refresh_from_db()
+    assert stubborn.schema_version == 2
+    assert Job.objects.get(pk=job.pk).status == WorkStatus.DONE
 
 
 def test_characters_take_turns(llm_server):
