@@ -19,6 +19,7 @@ from recall.engine.fusion import rrf_fuse, score_fuse, top_rows, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
 from recall.engine.vectors import (
     VectorBuilder,
+    held_nbytes,
     unit_rows,
     vectors_append,
     vectors_requantize,
@@ -139,9 +140,10 @@ class RecallIndex:
 
     @property
     def nbytes(self) -> int:
-        """Approximate bytes held by the index's arrays and buffers."""
+        """Approximate bytes held by the index's arrays and buffers (a matrix's spare rows too: the
+        recall cache's byte cap counts what the process holds)."""
         arrays = (self.matrix, self.coarse, self.projection, self.q8, self.q8_scale, self.has_vector)
-        total = sum(a.nbytes for a in arrays if a is not None)
+        total = sum(held_nbytes(a) for a in arrays if a is not None)
         total += self.span_start.nbytes + self.span_end.nbytes + self.cosine_pool.nbytes + self.order.nbytes
         total += sum(v.nbytes for v in self.views.values())
         return total + self.rows.strings.nbytes

@@ -271,3 +271,35 @@ def test_a_pool_built_before_its_vectors_moves_to_the_large_encoding_as_they_arr
         "zzz", config=engine.VECTORS_ONLY, query_vector=-vectors[7] / np.linalg.norm(vectors[7])
     )
     assert hits[0].candidate.id == "new"
+
+
+def test_the_bytes_an_index_reports_include_its_spare_rows_and_a_small_one_keeps_few() -> None:
+    """The recall cache's 2 GiB cap is counted in ``nbytes``: a matrix with room for appends holds its
+    spare rows too, and a small character's (2 000 rows) were 1 024 spare rows, half its matrix."""
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((2000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = RecallIndex([cand(i, f"row {i}", vector=vectors[i]) for i in range(2000)], dim=64)
+    assert index.matrix is not None and index.matrix.shape == (2000, 64)
+    assert isinstance(index.matrix.base, np.ndarray)
+    spare = index.matrix.base.nbytes - index.matrix.nbytes
+    assert 0 < spare <= 128 * 64 * 4
+    assert index.nbytes == _rows_bytes(index) + spare
+
+    added = [
+        Candidate(id=f"n{i}", text=f"new {i}", tier="fact", vector=vectors[i], pool="facts", key=5000 + i)
+        for i in range(200)
+    ]
+    index.apply(pool="facts", upserts=added)  # past the room: a bigger buffer, counted whole again
+    assert index.matrix.shape == (2200, 64)
+    assert isinstance(index.matrix.base, np.ndarray)
+    grown = index.matrix.base.nbytes - index.matrix.nbytes
+    assert grown > 0 and index.nbytes == _rows_bytes(index) + grown
+
+
+def _rows_bytes(index: RecallIndex) -> int:
+    """What the index's arrays take for their rows alone (no spare room)."""
+    arrays = (index.matrix, index.coarse, index.projection, index.q8, index.q8_scale, index.has_vector)
+    total = sum(a.nbytes for a in arrays if a is not None)
+    total += index.span_start.nbytes + index.span_end.nbytes + index.cosine_pool.nbytes + index.order.nbytes
+    return total + sum(v.nbytes for v in index.views.values()) + index.rows.strings.nbytes
