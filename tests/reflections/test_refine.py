@@ -118,6 +118,7 @@ def test_refine_records_every_change_it_saves_and_replay_restores_it(character, 
     # The survivors are stamped with their event; the merged one leaves the pool and is not.
     assert set(stamped) == {first.reflection_id, third.reflection_id}
     assert stamped[third.reflection_id]["last_refine_cluster_hash"] == third.last_refine_cluster_hash
+    assert third.last_refine_at is not None
     assert stamped[third.reflection_id]["last_refine_at"] == third.last_refine_at.isoformat()
 
     # Lose the view's writes since the pass began (a restore, a crash): the events bring them back.
