@@ -59,6 +59,9 @@ VARIANT_ROWS = [
     ("nekomem-no-when", "  without the when-question bonus"),
     ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),
     ("nekomem-floor-list", "  rejected: min-max over each path's list"),
+    ("nekomem-no-context", "  without the reply context (before #36)"),
+    ("nekomem-ctx-any", "  rejected: context from any neighbour"),
+    ("nekomem-pp50", "  50 candidates a path (no change)"),
 ]
 # Mem0 OSS 2.2.1 on the same data and protocol (issue 5).
 MEM0 = {

@@ -13,7 +13,7 @@ import numpy as np
 
 from nekomem.timewindows import TimeWindow
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
-from recall.engine.columns import RowStore
+from recall.engine.columns import NO_TIME, RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
 from recall.engine.fusion import rrf_fuse, score_fuse, top_rows, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
@@ -379,7 +379,7 @@ class RecallIndex:
                 view = self.views.get(view_name)
                 if view is None:
                     view = self.views[view_name] = self._late_view(view_name)
-                scores = view.scores(query)
+                scores = self._in_context(view.scores(query), allowed, 0.0, config)
                 path = f"bm25:{view_name}"
                 rankings[path] = top_rows(
                     scores, allowed, config.bm25_threshold, config.per_path, order=self.order
@@ -393,7 +393,9 @@ class RecallIndex:
                     q = q / max(float(np.linalg.norm(q)), 1e-12)
                 pool = allowed & self.cosine_pool & self.has_vector
                 lexical_rows = [row for rows in rankings.values() for row in rows]
-                scores = self._cosine(q, pool, lexical_rows)
+                scores = self._in_context(
+                    self._cosine(q, pool, lexical_rows), pool, config.cosine_threshold, config
+                )
                 rankings["cosine"] = top_rows(
                     scores, pool, config.cosine_threshold, config.per_path, order=self.order
                 )
@@ -419,6 +421,31 @@ class RecallIndex:
             }
             hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
         return hits
+
+    def _in_context(
+        self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
+    ) -> np.ndarray:
+        """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
+        ``floor``. Neighbours are adjacent rows of one pool created within ``context_gap`` of each other:
+        rows are indexed in each pool's order (facts by key, raw turns by time), so the turn before and
+        the turn after are the rows beside it; a changed row, appended at the end, has none until the
+        next compaction. O(rows) array steps, no sort."""
+        if config.context_weight <= 0 or scores.size < 2:
+            return scores
+        created = self.rows.created.micros()
+        pools = self.rows.pools.codes()
+        dated = created != NO_TIME
+        ok = allowed & dated
+        gap = int(config.context_gap * 1_000_000)
+        linked = ok[:-1] & ok[1:] & (pools[:-1] == pools[1:]) & (np.abs(created[1:] - created[:-1]) <= gap)
+        if config.context_replies:
+            speakers = self.rows.entities.codes()
+            linked &= speakers[:-1] != speakers[1:]
+        lift = np.maximum(scores - np.float32(floor), 0).astype(np.float32)
+        context = np.zeros_like(lift)
+        context[1:] = np.where(linked, lift[:-1], 0)  # the row before
+        context[:-1] = np.maximum(context[:-1], np.where(linked, lift[1:], 0))  # the row after
+        return (scores + np.float32(config.context_weight) * context).astype(scores.dtype)
 
     def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
         """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``
