@@ -59,7 +59,9 @@ VARIANT_ROWS = [
     ("nekomem-no-when", "  without the when-question bonus"),
     ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),
     ("nekomem-floor-list", "  rejected: min-max over each path's list"),
-    ("nekomem-no-context", "  without the reply context (before #36)"),
+    ("nekomem-no-context", "  before #36: no context, feedback, q-words"),
+    ("nekomem-no-feedback", "  without the feedback terms (RM3)"),
+    ("nekomem-question-words", "  question words kept in the query"),
     ("nekomem-ctx-any", "  rejected: context from any neighbour"),
     ("nekomem-pp50", "  50 candidates a path (no change)"),
 ]

@@ -108,3 +108,16 @@ def test_the_cosine_path_takes_context_above_its_threshold() -> None:
     without = replace(vectors_only, name="test-context-cosine-off", context_weight=0.0)
     assert ids(RecallIndex(rows), "paint", without, query_vector=q) == ["t1", "t3"]
     assert ids(RecallIndex(rows), "paint", vectors_only, query_vector=q) == ["t1", "t2", "t3"]
+
+
+def test_an_edited_turn_keeps_its_neighbours_as_a_rebuilt_index_has_them() -> None:
+    # An edit tombstones the row and appends it at the end; neighbours go by key, not by row.
+    rows = conversation()
+    edited = replace(rows[0], text="Did you paint the lake at sunrise, or at dusk?")
+    index = RecallIndex(rows)
+    index.apply(pool="facts", upserts=[edited])
+    rebuilt = RecallIndex([edited, *rows[1:]])
+    got = index.search("paint the lake at sunrise", config=LEXICAL)
+    want = rebuilt.search("paint the lake at sunrise", config=LEXICAL)
+    assert [h.candidate.id for h in got] == [h.candidate.id for h in want] == ["t1", "t2", "t3"]
+    assert [h.score for h in got] == [h.score for h in want]

@@ -1,11 +1,12 @@
-"""What the reply context (``RecallConfig.context_weight``) costs a query, in process, at 100k facts.
+"""What the reply context and the feedback terms (``RecallConfig.context_weight``, ``feedback_docs``)
+cost a query, in process, at 100k facts.
 
-    .venv/bin/python bench/recall_context_cost.py [--facts 100000] [--queries 200]
+    .venv/bin/python bench/recall_ranking_cost.py [--facts 100000] [--queries 200]
 
 Facts are the realistic texts of ``bench/recall_realistic.py`` with random unit vectors of the model's
 width, said in turn by the user and the character a minute apart (every row has a neighbour: the most
 work the context can cost). The development sets' probe questions are asked under the default
-configuration and under the same without context, alternately, so both see the same machine load; the
+configuration and under the same without each, in turn, so all see the same machine load; the
 HTTP stack and the query's embedding are left out (they do not change with the context).
 """
 
@@ -69,8 +70,9 @@ def main() -> None:
     questions = questions[:: max(1, len(questions) // args.queries)][: args.queries]
     vectors = [unit() for _ in questions]
     configs = {
-        f"default (reply context {DEFAULT.context_weight})": DEFAULT,
-        "without context": replace(DEFAULT, context_weight=0.0),
+        "default": DEFAULT,
+        "without feedback terms": replace(DEFAULT, feedback_docs=0),
+        "without both (before #36)": replace(DEFAULT, context_weight=0.0, feedback_docs=0),
     }
     timings: dict[str, list[float]] = {label: [] for label in configs}
     for question, vector in zip(questions, vectors, strict=True):
