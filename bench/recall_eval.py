@@ -54,7 +54,7 @@ ROWS = [
 # changes measured and not taken. Main table only.
 VARIANT_ROWS = [
     ("nekomem-muse", "  before: muse for all, vw 0.8, no when"),
-    ("nekomem-w1", "  vector weight 1.0 (not taken: cn −1 probe)"),
+    ("nekomem-w1", "  vector weight 1.0 (±1 probe a set: noise)"),
     ("nekomem-mean", "  mean of both models for all languages"),
     ("nekomem-no-when", "  without the when-question bonus"),
     ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),

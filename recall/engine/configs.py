@@ -65,7 +65,7 @@ DEFAULT = RecallConfig(
     name="nekomem",
     lexical=(("words", 1.0), ("original", 0.3)),
     # Below the lexical total (1.3): anywhere in 0.7–0.9 gave the same picture on every development set.
-    # 1.0 gained on both MADial sets but lost a MemoryBank-cn probe (the "nekomem-w1" row).
+    # With the reply context and feedback, 0.7–1.1 move single probes either way (the "nekomem-w1" row).
     vector_weight=0.8,
     per_path=20,
     cosine_threshold=0.15,  # MUSE cosines run lower than the original model's (0.3 drops true hits)
@@ -135,7 +135,7 @@ VARIANTS = (
     replace(DEFAULT, name="nekomem-floor-list", floor="list"),
     # Issue 36: without the reply context, the feedback terms and the question words out (as before);
     # context between any two neighbours, not only a turn and its reply (rejected: MADial's memories of
-    # one day lift each other, madial-ch −4 probes); a deeper candidate list (no change); without the
+    # one day lift each other, madial-ch 0.667 → 0.602); a deeper candidate list (no change); without the
     # feedback terms; with the question words kept.
     replace(
         DEFAULT, name="nekomem-no-context", context_weight=0.0, feedback_docs=0, question_words_out=False
