@@ -54,11 +54,16 @@ ROWS = [
 # changes measured and not taken. Main table only.
 VARIANT_ROWS = [
     ("nekomem-muse", "  before: muse for all, vw 0.8, no when"),
-    ("nekomem-w1", "  vector weight 1.0 (not taken: cn −1 probe)"),
+    ("nekomem-w1", "  vector weight 1.0 (±1 probe a set: noise)"),
     ("nekomem-mean", "  mean of both models for all languages"),
     ("nekomem-no-when", "  without the when-question bonus"),
     ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),
     ("nekomem-floor-list", "  rejected: min-max over each path's list"),
+    ("nekomem-no-context", "  before #36: no context, feedback, q-words"),
+    ("nekomem-no-feedback", "  without the feedback terms (RM3)"),
+    ("nekomem-question-words", "  question words kept in the query"),
+    ("nekomem-ctx-any", "  rejected: context from any neighbour"),
+    ("nekomem-pp50", "  50 candidates a path (no change)"),
 ]
 # Mem0 OSS 2.2.1 on the same data and protocol (issue 5).
 MEM0 = {

@@ -105,7 +105,8 @@ def _ranks(conv_id: str, question: str) -> dict[str, dict[str, Any]]:
 
     everything = 10**9
     wide = replace(DEFAULT, name="misses-wide", per_path=everything, total=everything)
-    wide = replace(wide, bm25_threshold=0.0, cosine_threshold=-1.0)
+    # Each path's own score, without the neighbours' context (the fused rank below has it).
+    wide = replace(wide, bm25_threshold=0.0, cosine_threshold=-1.0, context_weight=0.0)
     fused = replace(DEFAULT, name="misses-fused", total=everything)
     character = recall_character(name=conv_id)
     assert character is not None
@@ -232,8 +233,9 @@ def write_misses(folder: Path, set_name: str, misses: list[dict], *, probes: int
     lines = [
         f"# Misses on {set_name}: {len(misses)} of {probes} probes miss a gold turn in the top {TOP_K}",
         "",
-        "Ranks are over the whole conversation (each path uncut, no threshold); the fused rank is the",
-        "default configuration's (each path's top 20, thresholds as configured) without the cap of 8;",
+        "Ranks are over the whole conversation (each path uncut, no threshold, each row's own score without",
+        "its neighbours' context); the fused rank is the default configuration's (each path's top 20,",
+        "thresholds and reply context as configured) without the cap of 8;",
         "`—`: the path scores the turn 0 (BM25) or ≤ 0 (cosine), or it never reaches fusion.",
         "",
         "| kind (first tag that applies) | misses | gold turns tagged |",

@@ -1,7 +1,7 @@
 """``/query_memory`` latency over HTTP at 1k, 10k and 100k facts, beside a rank-bm25 scorer; server RSS;
 embedding backfill rate.
 
-    .venv/bin/python bench/recall_speed.py [--sizes 1000 10000 100000] [--queries 300]
+    .venv/bin/python bench/recall_speed.py [--sizes 1000 10000 100000] [--queries 300] [--configs A B]
 
 Facts are built from the turns of every development set (each text made distinct by appending a
 fragment of another turn once the turns run out), written with ``bulk_create`` into a fresh SQLite
@@ -11,7 +11,9 @@ of every set, one client at a time, after a warm-up that builds every worker's i
 (``BM25Okapi`` over the same tokens) scores the same queries in this process: scoring alone, no HTTP,
 which favours it. Each size gets a freshly started server, so the RSS reported per size is that of the
 HTTP worker that served it (the largest process of the server) holding the model and that one
-character's index: "server RSS with the model and a 100k-fact index" is the 100k row.
+character's index: "server RSS with the model and a 100k-fact index" is the 100k row. ``--configs``
+asks every question under each named configuration in turn (``recall/engine/configs.py``; ``default``:
+no ``?config``), so a change and what it replaced are timed under the same machine load.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--configs", nargs="+", default=["default"], help="named configurations to time")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="nekomem-recall-speed-"))
@@ -134,7 +137,7 @@ def main() -> None:
     connections.close_all()
 
     qs = questions()
-    rows = []
+    rows: list[tuple[int, dict[str, list[float]], list[float]]] = []
     rss: dict[int, float] = {}
     try:
         for size in args.sizes:
@@ -149,11 +152,14 @@ def main() -> None:
                 server.wait_warm(timeout=600)
                 conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
 
-                def ask(name: str, query: str, conn: http.client.HTTPConnection = conn) -> float:
+                def ask(
+                    name: str, query: str, config: str = "default", conn: http.client.HTTPConnection = conn
+                ) -> float:
                     body = json.dumps({"query": query}, ensure_ascii=False).encode()
                     started = time.perf_counter()
                     headers = {"Content-Type": "application/json"}
-                    conn.request("POST", f"/query_memory/{quote(name)}", body, headers)
+                    named = "" if config == "default" else f"?config={quote(config)}"
+                    conn.request("POST", f"/query_memory/{quote(name)}{named}", body, headers)
                     response = conn.getresponse()
                     payload = json.loads(response.read())
                     elapsed = (time.perf_counter() - started) * 1000
@@ -164,7 +170,10 @@ def main() -> None:
                 name = f"speed{size}"
                 for q in qs[:8]:  # warm-up: the serving worker builds its index and loads the model
                     ask(name, q)
-                latencies = [ask(name, qs[i % len(qs)]) for i in range(args.queries)]
+                latencies: dict[str, list[float]] = {c: [] for c in args.configs}
+                for i in range(args.queries):
+                    for config in args.configs:
+                        latencies[config].append(ask(name, qs[i % len(qs)], config))
                 rss[size] = worker_rss_mb(server)
             finally:
                 server.stop()
@@ -183,22 +192,24 @@ def main() -> None:
         database.drop()
 
     print("\n/query_memory over HTTP (hybrid, vectors on; one client) vs rank-bm25 scoring in-process\n")
-    head = f"{'facts':>8} {'p50 ms':>8} {'p95 ms':>8} {'rank-bm25 p50':>14} {'rank-bm25 p95':>14}"
-    head += f" {'speed-up p50':>13} {'server RSS MB':>14}"
+    head = f"{'facts':>8} {'configuration':<22} {'p50 ms':>8} {'p95 ms':>8} {'rank-bm25 p50':>14}"
+    head += f" {'rank-bm25 p95':>14} {'speed-up p50':>13} {'server RSS MB':>14}"
     print(head)
     print("-" * len(head))
-    for size, lat, ref in rows:
-        p50, p95 = statistics.median(lat), percentile(lat, 0.95)
-        r50, r95 = statistics.median(ref), percentile(ref, 0.95)
-        line = f"{size:>8} {p50:>8.1f} {p95:>8.1f} {r50:>14.1f} {r95:>14.1f} {r50 / p50:>12.1f}x"
-        print(f"{line} {rss[size]:>14.0f}")
+    for size, by_config, ref in rows:
+        for config, lat in by_config.items():
+            p50, p95 = statistics.median(lat), percentile(lat, 0.95)
+            r50, r95 = statistics.median(ref), percentile(ref, 0.95)
+            line = f"{size:>8} {config[:22]:<22} {p50:>8.1f} {p95:>8.1f} {r50:>14.1f} {r95:>14.1f}"
+            print(f"{line} {r50 / p50:>12.1f}x {rss[size]:>14.0f}")
     print()
     rate = embedded / backfill_seconds if backfill_seconds else 0.0
     if 100000 in rss:
         print(f"serving worker RSS with the model and the 100k index: {rss[100000]:.0f} MB (target ≤ 400)")
     print(f"embedding backfill: {embedded} facts in {backfill_seconds:.1f}s = {rate:.0f} facts/s", end="")
     print(" (target ≥ 1000)")
-    for size, lat, ref in rows:
+    for size, by_config, ref in rows:
+        lat = by_config[args.configs[0]]  # the targets hold for the first configuration named
         if size == 100000:
             print(
                 f"targets at 100k: p95 {percentile(lat, 0.95):.1f} ms (≤ 30), "

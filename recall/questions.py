@@ -28,3 +28,10 @@ def says_when(text: str) -> bool:
     """The memory says when it happened ("yesterday", "last Friday", "去年"): read with its own date
     (event time, the turn's timestamp) it answers a when-question."""
     return bool(_joined("time_words").search(text))
+
+
+def without_question_words(query: str) -> str:
+    """The query without the words it asks with ("what", "什么", "何"): they match the other questions of
+    a conversation, not its answers. The query as it is when nothing else would be left."""
+    rest = _joined("question_words").sub(" ", query)
+    return rest if any(ch.isalnum() for ch in rest) else query

@@ -8,7 +8,9 @@ later reflections: a new pool is one more list of candidates) and answers querie
   threshold 0.1), cosine ≥ 0.3, top 4 of each path, RRF k 60, cap 8.
 - ``DEFAULT`` is nekomem's: wider candidate lists, the improved tokenizer beside the original one (a
   second lexical view catches what folding/stemming loses and the other way round), per-path weights and
-  a cosine threshold fitted to MUSE. Chosen by ``bench/recall_eval.py`` over all five development sets.
+  a cosine threshold fitted to MUSE; each row also scored with the turn it answers or that answers it
+  (reply context), and a second lexical pass with the best rows' own terms (pseudo-relevance feedback).
+  Chosen by ``bench/recall_eval.py`` over all five development sets.
 
 BM25 is a sparse precomputed index (the layout bm25s uses: per term, its score in every document that
 contains it), built with numpy and scored with a few array adds rather than a Python loop over

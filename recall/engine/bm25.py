@@ -270,13 +270,14 @@ class Bm25View:
         Each row's score is its terms' contributions added in the query's term order, in float32, as a
         view built from the live rows adds them: the same score bit for bit, whatever part of the index
         (frozen, added, tail) holds a posting."""
+        # Query terms de-duplicated (§4.3); unknown terms contribute nothing.
+        return self.term_scores(list(dict.fromkeys(self.tokenizer(query, self.stop_names))))
+
+    def term_scores(self, tokens: Sequence[str], weights: Sequence[float] | None = None) -> np.ndarray:
+        """``scores`` of distinct ``tokens`` (already tokenised), each term's part times its weight."""
         self.freeze()
         scores = np.zeros(self.size, dtype=np.float32)
-        if not self._live:
-            return scores
-        # Query terms de-duplicated (§4.3); unknown terms contribute nothing.
-        tokens = list(dict.fromkeys(self.tokenizer(query, self.stop_names)))
-        if not tokens:
+        if not self._live or not tokens:
             return scores
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
         term, rows, tfs = self._postings(keys)
@@ -287,6 +288,8 @@ class Bm25View:
         idf = np.array(
             [math.log1p((self._live - n + 0.5) / (n + 0.5)) for n in df.tolist()], dtype=np.float32
         )
+        if weights is not None:
+            idf *= np.asarray(weights, dtype=np.float32)
         tf = tfs.astype(np.float32)
         norm = self._row_norms()
         contribution = idf[term] * tf * np.float32(BM25_K1 + 1) / (tf + norm[rows])
@@ -294,6 +297,54 @@ class Bm25View:
         if live is not None:
             scores[~self._alive] = 0.0
         return scores
+
+    def idf(self, tokens: Sequence[str]) -> np.ndarray:
+        """Each token's IDF over the live rows, as ``scores`` computes it, from posting counts: the rows
+        of a posting are read only when some row was removed, and then only to count the live ones (a
+        common term has postings in most rows; ordering them as ``_postings`` does cost a 100k-row
+        query more than its scoring)."""
+        self.freeze()
+        if not tokens:
+            return np.zeros(0, dtype=np.float32)
+        keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        wanted = np.arange(keys.size)
+        every = self._live == self.size
+        df = np.zeros(keys.size, dtype=np.int64)
+
+        def count(starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, at: np.ndarray) -> None:
+            if every:
+                np.add.at(df, at, ends - starts)
+                return
+            taken = _ranges(starts, ends)
+            alive = self._alive[rows[taken.at]]
+            df[:] += np.bincount(np.repeat(at, taken.counts), weights=alive, minlength=keys.size).astype(
+                np.int64
+            )
+
+        if self._keys.size:
+            at = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
+            found = self._keys[at] == keys
+            columns = self._columns[at[found]]
+            count(self._indptr[columns], self._indptr[columns + 1], self._indices, wanted[found])
+        if self._added_keys.size:
+            count(
+                np.searchsorted(self._added_keys, keys, side="left"),
+                np.searchsorted(self._added_keys, keys, side="right"),
+                self._added_rows,
+                wanted,
+            )
+        if self._tail_keys:
+            tail = np.frombuffer(self._tail_keys, dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            at = np.minimum(np.searchsorted(ordered, tail), ordered.size - 1)
+            hits = ordered[at] == tail
+            if not every:
+                hits &= self._alive[np.frombuffer(self._tail_rows, dtype=np.int32)]
+            np.add.at(df, order[at[hits]], 1)
+        return np.array(
+            [math.log1p((self._live - n + 0.5) / (n + 0.5)) for n in df.tolist()], dtype=np.float32
+        )
 
     @property
     def nbytes(self) -> int:

@@ -117,7 +117,7 @@ class StringColumn:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-_NO_TIME = -(2**63)
+NO_TIME = -(2**63)
 
 
 class TimeColumn:
@@ -130,16 +130,20 @@ class TimeColumn:
 
     def append(self, value: datetime | None) -> None:
         if value is None:
-            self._micros.append(_NO_TIME)
+            self._micros.append(NO_TIME)
         elif value.tzinfo is None or value.utcoffset() is None:
             self._naive[len(self._micros)] = value
-            self._micros.append(_NO_TIME)
+            self._micros.append(NO_TIME)
         else:
             self._micros.append((value - _EPOCH) // _MICROSECOND)
 
+    def micros(self) -> np.ndarray:
+        """Every row's instant in microseconds (``NO_TIME``: none, or a naive datetime), no copy."""
+        return np.frombuffer(self._micros, dtype=np.int64) if self._micros else np.zeros(0, np.int64)
+
     def __getitem__(self, row: int) -> datetime | None:
         micros = self._micros[row]
-        if micros == _NO_TIME:
+        if micros == NO_TIME:
             return self._naive.get(row)
         return _EPOCH + timedelta(microseconds=micros)
 
@@ -162,9 +166,12 @@ class Codes:
     def __getitem__(self, row: int) -> Any:
         return self._values[self._codes[row]]
 
+    def codes(self) -> np.ndarray:
+        """Every row's code (equal codes, equal values), no copy."""
+        return np.frombuffer(self._codes, dtype=np.int32) if self._codes else np.zeros(0, np.int32)
+
     def mask(self, wanted: frozenset[Any]) -> np.ndarray:
-        codes = np.frombuffer(self._codes, dtype=np.int32) if self._codes else np.zeros(0, np.int32)
-        return np.isin(codes, [c for v, c in self._index.items() if v in wanted])
+        return np.isin(self.codes(), [c for v, c in self._index.items() if v in wanted])
 
 
 NO_KEY = -(2**63)

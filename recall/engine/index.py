@@ -13,7 +13,7 @@ import numpy as np
 
 from nekomem.timewindows import TimeWindow
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
-from recall.engine.columns import RowStore
+from recall.engine.columns import NO_TIME, RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
 from recall.engine.fusion import rrf_fuse, score_fuse, top_rows, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
@@ -26,7 +26,7 @@ from recall.engine.vectors import (
     vectors_set,
     with_room,
 )
-from recall.questions import says_when
+from recall.questions import says_when, without_question_words
 
 RESCORE_ROWS = 1000
 
@@ -70,6 +70,8 @@ class RecallIndex:
         # pool → keys whose new vector is logged but not filled in yet (``defer_vectors``): part of the
         # index's state, so a saved index remembers them too.
         self.deferred_vectors: dict[str, set[int]] = {}
+        # ``_neighbours`` and the row state they were found for.
+        self._links: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None
         vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
         unvectored = 0  # rows seen before the first vector tells the dimension
         starts, ends, order = array("d"), array("d"), array("q")
@@ -115,6 +117,7 @@ class RecallIndex:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["lock"]
+        state["_links"] = None  # recomputed from the rows on the first query that needs it
         if self.matrix is not None:
             # Rows without a vector are zeros: saved as the rows that have one (a fresh import has none).
             state["matrix"] = (self.matrix.shape, self.matrix[self.has_vector])
@@ -130,6 +133,7 @@ class RecallIndex:
             if state.get(name) is not None:
                 state[name] = with_room(state[name])
         state.setdefault("deferred_vectors", {})
+        state["_links"] = None
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -376,12 +380,13 @@ class RecallIndex:
         rankings: dict[str, list[int]] = {}
         weights: dict[str, float] = {}
         path_scores: dict[str, np.ndarray] = {}
+        words = without_question_words(query) if config.question_words_out else query
         if config.use_lexical:
             for view_name, weight in config.lexical:
                 view = self.views.get(view_name)
                 if view is None:
                     view = self.views[view_name] = self._late_view(view_name)
-                scores = view.scores(query)
+                scores = self._in_context(view.scores(words), allowed, 0.0, config)
                 path = f"bm25:{view_name}"
                 rankings[path] = top_rows(
                     scores, allowed, config.bm25_threshold, config.per_path, order=self.order
@@ -395,19 +400,25 @@ class RecallIndex:
                     q = q / max(float(np.linalg.norm(q)), 1e-12)
                 pool = allowed & self.cosine_pool & self.has_vector
                 lexical_rows = [row for rows in rankings.values() for row in rows]
-                scores = self._cosine(q, pool, lexical_rows)
+                scores = self._in_context(
+                    self._cosine(q, pool, lexical_rows), pool, config.cosine_threshold, config
+                )
                 rankings["cosine"] = top_rows(
                     scores, pool, config.cosine_threshold, config.per_path, order=self.order
                 )
                 weights["cosine"] = config.vector_weight
                 path_scores["cosine"] = scores
-        if config.fusion == "score":
-            floors = self._floors(config)
-            if config.floor == "list":
-                floors = {p: float(path_scores[p][rows[-1]]) for p, rows in rankings.items() if len(rows) > 1}
-            fused = score_fuse(rankings, path_scores, weights=weights, floors=floors)
-        else:
-            fused = rrf_fuse(rankings, k=config.rrf_k, weights=weights)
+        fused = self._fused(rankings, path_scores, weights, config)
+        if config.feedback_docs and fused and config.use_lexical:
+            expanded = self._feedback(words, fused, config)
+            if expanded is not None:
+                scores = self._in_context(expanded, allowed, 0.0, config)
+                rankings["bm25:feedback"] = top_rows(
+                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                )
+                weights["bm25:feedback"] = config.feedback_weight
+                path_scores["bm25:feedback"] = scores
+                fused = self._fused(rankings, path_scores, weights, config)
         if asks_when and config.when_bonus:
             fused = self._when_first(fused, config.when_bonus)
         fused = with_slots(fused, rankings.get("cosine", []), path_scores.get("cosine"), config)
@@ -421,6 +432,98 @@ class RecallIndex:
             }
             hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
         return hits
+
+    def _fused(
+        self,
+        rankings: dict[str, list[int]],
+        path_scores: dict[str, np.ndarray],
+        weights: dict[str, float],
+        config: RecallConfig,
+    ) -> list[tuple[int, float]]:
+        if config.fusion != "score":
+            return rrf_fuse(rankings, k=config.rrf_k, weights=weights)
+        floors = self._floors(config)
+        if config.floor == "list":
+            floors = {p: float(path_scores[p][rows[-1]]) for p, rows in rankings.items() if len(rows) > 1}
+        return score_fuse(rankings, path_scores, weights=weights, floors=floors)
+
+    def _feedback(
+        self, query: str, fused: list[tuple[int, float]], config: RecallConfig
+    ) -> np.ndarray | None:
+        """Pseudo-relevance feedback (RM3's expansion): the terms the best fused rows share, weighted by
+        how often they occur there (each row by its fused score) and how rare they are in the pool, scored
+        as a query of their own over the words view. None: no term to add."""
+        view = self.views.get("words") or self._late_view("words")
+        asked = set(view.tokenizer(query, self.stop_names))
+        best = fused[0][1] or 1.0
+        mass: dict[str, float] = {}
+        for row, score in fused[: config.feedback_docs]:
+            tokens = view.tokenizer(self.rows.strings[row][1], self.stop_names)
+            for token in tokens:
+                if token not in asked:
+                    mass[token] = mass.get(token, 0.0) + (score / best) / len(tokens)
+        if not mass:
+            return None
+        terms = list(mass)
+        weight = np.asarray([mass[t] for t in terms], dtype=np.float32) * view.idf(terms)
+        keep = np.argsort(-weight, kind="stable")[: config.feedback_terms]
+        keep = keep[weight[keep] > 0]
+        if keep.size == 0:
+            return None
+        chosen = weight[keep] / weight[keep].sum()
+        return view.term_scores([terms[i] for i in keep.tolist()], chosen.tolist())
+
+    def _in_context(
+        self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
+    ) -> np.ndarray:
+        """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
+        ``floor`` (``_neighbours``). Only the rows above the floor lend anything, so past one comparison
+        over the pool the work follows them, not the pool (a query at 100k rows)."""
+        if config.context_weight <= 0 or scores.size < 2:
+            return scores
+        lenders = np.flatnonzero(scores > floor)
+        lenders = lenders[allowed[lenders]]
+        if lenders.size == 0:
+            return scores
+        lift = (scores[lenders] - np.float32(floor)).astype(np.float32)
+        weight = np.float32(config.context_weight)
+        raised = scores.copy()
+        # Each side maps rows one to one (a row has one row before it), so no row is written twice by
+        # one side; a row between two lenders takes the larger.
+        for side in self._neighbours(config):
+            target = side[lenders]
+            keep = target >= 0
+            keep[keep] &= allowed[target[keep]]
+            target = target[keep]
+            raised[target] = np.maximum(raised[target], scores[target] + weight * lift[keep])
+        return raised
+
+    def _neighbours(self, config: RecallConfig) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
+        (facts by primary key, raw turns by key and so by time), two of them neighbours when created
+        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers.
+        By key, not by row, so an index that took changes has the neighbours a rebuilt one has. Kept
+        until the rows change (the first query after a change sorts the live rows again)."""
+        key = (len(self.alive), self.changed_rows, config.context_gap, config.context_replies)
+        cached = self._links
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        n = len(self.alive)
+        created = self.rows.created.micros()
+        pools = self.rows.pools.codes()
+        live = np.flatnonzero(self.alive & (created != NO_TIME))
+        seq = live[np.lexsort((self.order[live], pools[live]))]
+        a, b = seq[:-1], seq[1:]
+        linked = (pools[a] == pools[b]) & (np.abs(created[b] - created[a]) <= int(config.context_gap * 1e6))
+        if config.context_replies:
+            speakers = self.rows.entities.codes()
+            linked &= speakers[a] != speakers[b]
+        before = np.full(n, -1, dtype=np.int64)
+        after = np.full(n, -1, dtype=np.int64)
+        after[a[linked]] = b[linked]
+        before[b[linked]] = a[linked]
+        self._links = (key, (before, after))
+        return before, after
 
     def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
         """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``

@@ -56,8 +56,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"\b(what|when|where|who|whom|whose|which|why|how)\b",
     "when": (
         r"^\W*when\b|\bwhen (did|was|is|will|do|does|has|have|were|are|had)\b|"
         r"\bwhat (date|day|year|month)\b|\bhow long ago\b"

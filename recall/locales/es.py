@@ -63,8 +63,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"\b(qué|cuándo|dónde|adónde|quién|quiénes|cuál|cuáles|cómo|cuánto|cuánta|cuántos|cuántas|por qué)(?!\w)",
     "when": (
         r"(^|¿)\W*cu[áa]ndo\b|\bcuándo\b|\bqué día\b|\ben qué (año|fecha|mes)\b|"
         r"\bhace cuánto\b"

@@ -57,8 +57,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"何|なに|なん(?=で|の|だ|て)|どう|どこ|どれ|どの|どんな|誰|だれ|いつ|なぜ|ですか|ましたか|でしたか|か[?？]",
     "when": r"いつ(?!も)|何日|何年|何月|何曜日|どのくらい前",
     "time_words": (
         r"昨日|昨夜|ゆうべ|今日|今夜|明日|おととい|一昨日|先週|先月|去年|昨年|来週|来月|今年|最近|週末|[月火水木金土日]曜日|\d+\s*(日|週間|"

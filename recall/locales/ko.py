@@ -56,8 +56,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"뭐|무엇|무슨|언제|어디|누구|누가|왜|어떻게|어떤|몇|얼마|나요[?？]|까요[?？]|니[?？]",
     "when": r"언제|며칠|몇\s*년|몇\s*월|무슨\s*요일|얼마\s*전",
     "time_words": (
         r"어제|어젯밤|오늘|내일|그저께|지난\s*주|지난\s*달|작년|다음\s*주|다음\s*달|올해|최근|요즘|주말|[월화수목금토일]요일|"

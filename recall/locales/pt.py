@@ -61,8 +61,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"\b(o que|que|quando|onde|aonde|quem|qual|quais|como|quanto|quanta|quantos|quantas|por que|porque)\b",
     "when": r"^\W*quando\b|\bque dia\b|\bem que (ano|data|mês)\b|\bhá quanto tempo\b",
     "time_words": (
         r"\b(ontem|hoje|amanhã|anteontem|recentemente|ultimamente|há \w+|fim de semana|"

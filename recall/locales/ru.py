@@ -62,8 +62,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"(?<!\w)(что|когда|где|куда|откуда|кто|кого|кому|какой|какая|какое|какие|каких|почему|зачем|как|сколько|чей|чья|чьё|ли)(?!\w)",
     "when": (
         r"\bкогда\b|\bв какой день\b|\bкакого числа\b|\bв каком (году|месяце)\b|"
         r"\bкак давно\b"

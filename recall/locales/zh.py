@@ -56,8 +56,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"什么|怎么样|怎么|怎样|为什么|哪里|哪儿|哪个|哪些|谁|多少|吗|呢",
     "when": r"什么时候|什么时间|何时|哪天|哪一天|几号|几月|哪年|哪一年|多久以前|多久之前",
     "time_words": (
         r"昨天|昨晚|今天|今晚|明天|前天|后天|上周|上星期|上个月|下周|下个月|去年|前年|明年|今年|最近|周末|星期[一二三四五六日天]|"

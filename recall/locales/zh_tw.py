@@ -57,8 +57,11 @@ HOLIDAYS = {
 
 # Regular expressions (case-insensitive) recall reads questions and memories with: ``when`` — a question
 # that asks when something happened; ``time_words`` — a memory that says when it happened (read with its
-# own date, it answers such a question). ``recall.questions`` joins the eight locales' patterns.
+# own date, it answers such a question); ``question_words`` — the words a question asks with, taken out
+# of a query before its words are matched (they match other questions, not the answers).
+# ``recall.questions`` joins the eight locales' patterns.
 QUESTIONS = {
+    "question_words": r"什麼|怎麼樣|怎麼|怎樣|為什麼|哪裡|哪兒|哪個|哪些|誰|多少|嗎|呢",
     "when": r"什麼時候|什麼時間|何時|哪天|哪一天|幾號|幾月|哪年|哪一年|多久以前|多久之前",
     "time_words": (
         r"昨天|昨晚|今天|今晚|明天|前天|後天|上週|上星期|上個月|下週|下個月|去年|前年|明年|今年|最近|週末|星期[一二三四五六日天]|"

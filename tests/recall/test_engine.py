@@ -151,7 +151,8 @@ def test_vectors_off_is_bm25_only() -> None:
     index = RecallIndex([cand(1, "green tea"), cand(2, "black coffee")])
     hits = index.search("tea", config=DEFAULT, query_vector=None)
     assert [h.candidate.id for h in hits] == ["f1"]
-    assert set(hits[0].paths) == {"bm25:words", "bm25:original"}
+    # Both lexical views, and the feedback pass over the first row's own terms; no cosine path.
+    assert set(hits[0].paths) == {"bm25:words", "bm25:original", "bm25:feedback"}
 
 
 def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:
