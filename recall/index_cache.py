@@ -441,15 +441,19 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     changes = memory_changes_since(character_id=character_id, version=entry.version)
     if not changes.complete:
         return False
-    # Vectors of a pool recall does not index (persona entries, reference §4.1) change nothing here.
+    # Rows and vectors of a pool recall does not index (persona entries, reference §4.1) change nothing
+    # here: the index holds none of them. Persona writes come with most sessions (promotion, mentions,
+    # refine); read as "rebuild", each made the character's next query build its whole index on the
+    # request (bench/years.py: that first query's p95 grew with the pools, x1.75 in two years).
+    rows = {pool: keys for pool, keys in changes.rows.items() if pool in RECALL_POOLS}
     vectors = {pool: keys for pool, keys in changes.vectors.items() if pool in RECALL_POOLS}
-    size = sum(len(keys) for keys in changes.rows.values()) + sum(len(keys) for keys in vectors.values())
-    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in changes.rows):
+    size = sum(len(keys) for keys in rows.values()) + sum(len(keys) for keys in vectors.values())
+    if size > MAX_DELTA_ROWS:
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
     removed = 0
     for pool, reader in RECALL_POOLS.items():
-        changed = changes.rows.get(pool, set())
+        changed = rows.get(pool, set())
         vector_keys = vectors.get(pool, set()) - changed
         if vector_keys and defer:
             entry.index.defer_vectors(pool, vector_keys)

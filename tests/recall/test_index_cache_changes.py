@@ -1,5 +1,6 @@
 """The per-process index takes each memory change as the rows it touched: no rebuild for a new fact, an
-edit, a delete or a backfill batch; a rebuild only for a change without detail (an import)."""
+edit, a delete, a backfill batch or a persona write; a rebuild only for a change without detail (an
+import)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.selectors import memory_changes_since
 from nekomem.characters.services import character_get_or_create, character_memory_changed
+from persona.services import persona_entry_create, persona_mentions_record, suppressions_refresh
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.services import RecallRequest, recall_query
+from reflections.models import Reflection
 from tests.recall.support import fact_entry, import_facts, require_muse
+from tests.reflections.factories import make_reflection
 
 NAME = "小雨"
 TEXTS = ["主人养了一只橘猫，名字叫团子", "主人每天早上喝一杯冰美式", "主人周末喜欢去爬山"]
@@ -82,6 +86,41 @@ def test_a_change_without_detail_rebuilds(character: Character) -> None:
     character_memory_changed(character_id=character.pk)
     texts("橘猫")
     assert builds() == built + 1
+
+
+def test_a_persona_write_keeps_the_index_and_the_next_query_finds_a_new_fact(character: Character) -> None:
+    """Persona entries are in no recall pool (reference §4.1): their writes, which come with most
+    sessions, are logged in their own pool, and a query after them applies the fact rows alone."""
+    assert texts("橘猫团子")[0] == TEXTS[0]
+    built = builds()
+    version = Character.objects.get(pk=character.pk).memory_version
+    persona_entry_create(character_id=character.pk, entity="master", text="主人是一名护士")
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    assert MemoryChange.objects.filter(character=character, version__gt=version, pool="persona").exists()
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert builds() == built
+
+
+def test_a_mention_suppression_and_its_lift_reach_the_index_as_rows(character: Character) -> None:
+    """Recall leaves a suppressed reflection out (§4.2): the mention hook logs the reflection it
+    suppressed, and the refresh the one it lifted, so the index follows both without a rebuild."""
+    text = "主人很喜欢去海边散步"
+    reflection = make_reflection(character=character, text=text, status=Reflection.Status.CONFIRMED)
+    character_memory_changed(character_id=character.pk, pool="reflection", rows=[reflection.pk])  # as written
+    assert text in texts("海边散步")
+    built = builds()
+    start = timezone.now()
+    suppressed = sum(
+        persona_mentions_record(
+            character_id=character.pk, reply="周末要不要去海边散步？", now=start + timedelta(hours=hour)
+        )
+        for hour in range(3)
+    )
+    assert suppressed == 1
+    assert text not in texts("海边散步")
+    assert suppressions_refresh(character_id=character.pk, now=start + timedelta(hours=8)) == 1
+    assert text in texts("海边散步")
+    assert builds() == built
 
 
 def test_a_pruned_log_rebuilds(character: Character) -> None:
