@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from facts.models import Fact
@@ -15,11 +16,14 @@ from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.selectors import memory_changes_since
 from nekomem.characters.services import character_get_or_create, character_memory_changed
+from nekomem.evidence import Signal
 from persona.services import persona_entry_create, persona_mentions_record, suppressions_refresh
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.services import RecallRequest, recall_query
 from reflections.models import Reflection
+from reflections.services import reflection_edit
+from reflections.services.lifecycle import reflection_signal_apply
 from tests.recall.support import fact_entry, import_facts, require_muse
 from tests.reflections.factories import make_reflection
 
@@ -80,6 +84,20 @@ def test_backfill_batches_fill_vectors_without_a_rebuild(character: Character) -
     assert builds() == built
 
 
+def test_a_row_logged_again_with_its_vector_is_kept_and_still_found_by_cosine(character: Character) -> None:
+    require_muse()
+    assert embedding_backfill(character_id=character.pk, batch=8, queue_pairs=False).embedded == 3
+    assert texts("冰美式")[0] == TEXTS[1]
+    index = index_cache._cache[character.pk].index
+    assert index.has_vector.all()  # filled inline (tests build on the request)
+    changed, kept = index.changed_rows, index_cache.counters["unchanged_rows"]
+    fact = Fact.objects.get(character=character, text=TEXTS[1])
+    character_memory_changed(character_id=character.pk, pool="fact", rows=[fact.pk])  # nothing recall reads
+    found = recall_query(name=NAME, request=RecallRequest(query="咖啡", explain=True))["results"]
+    assert found and found[0]["text"] == TEXTS[1] and "cosine" in found[0]["explain"]["paths"]
+    assert index.changed_rows == changed and index_cache.counters["unchanged_rows"] == kept + 1
+
+
 def test_a_change_without_detail_rebuilds(character: Character) -> None:
     texts("橘猫")
     built = builds()
@@ -120,6 +138,33 @@ def test_a_mention_suppression_and_its_lift_reach_the_index_as_rows(character: C
     assert text not in texts("海边散步")
     assert suppressions_refresh(character_id=character.pk, now=start + timedelta(hours=8)) == 1
     assert text in texts("海边散步")
+    assert builds() == built
+
+
+def test_a_logged_row_recall_reads_no_field_of_is_kept_and_an_edit_replaces_its_row(
+    character: Character,
+) -> None:
+    """Most of a session's reflection changes are evidence (feedback, rebuttal, decay): the index keeps
+    the row it has instead of replacing it; a text edit is still applied."""
+    text = "主人很喜欢去海边散步"
+    reflection = make_reflection(character=character, text=text, status=Reflection.Status.CONFIRMED)
+    character_memory_changed(character_id=character.pk, pool="reflection", rows=[reflection.pk])  # as written
+    assert text in texts("海边散步")
+    index = index_cache._cache[character.pk].index
+    changed, kept, built = index.changed_rows, index_cache.counters["unchanged_rows"], builds()
+    with transaction.atomic():
+        reflection_signal_apply(
+            reflection=reflection, signal=Signal.REINFORCES, source="test", now=timezone.now()
+        )
+    assert text in texts("海边散步")
+    assert index.changed_rows == changed and index_cache.counters["unchanged_rows"] == kept + 1
+
+    reflection_edit(
+        character_id=character.pk, reflection_id=reflection.reflection_id, text="主人很喜欢去山里露营"
+    )
+    assert texts("露营") == ["主人很喜欢去山里露营"]
+    assert text not in texts("海边散步")
+    assert index.changed_rows == changed + 2  # the old row tombstoned, the new one appended
     assert builds() == built
 
 
