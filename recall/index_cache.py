@@ -491,9 +491,9 @@ def _already_held(index: RecallIndex, candidate: Candidate) -> bool:
     """The index's live row of ``candidate`` already says all of it (a logged change of a field recall
     does not read: a reflection's evidence or status between pending and confirmed). Replacing it
     cost a tombstone (its text block recompressed), a re-tokenised row and a step towards compaction,
-    on the character's next query (bench/years.py: 1-3 of a session's 12-29 logged rows; most are
-    suppressions and their lifts, which recall does read). Ties rank by key, not by row, so keeping
-    the row answers exactly as replacing it would."""
+    on the character's next query (bench/years.py: 1-3 of a session's 12-29 logged rows; the others
+    change what recall reads). Ties rank by key, not by row, so keeping the row answers exactly as
+    replacing it would."""
     row = index.row_of(candidate.pool, candidate.key) if candidate.key is not None else None
     if row is None or bool(index.has_vector[row]) != (candidate.vector is not None):
         return False
