@@ -263,6 +263,59 @@ class Schedules:
             self.next_due[spec.name] = now + timedelta(minutes=spec.minutes)
 
 
+class Tracer:
+    """``--trace DIR``: one JSON line per probe request (wall, this process's CPU, the request thread's
+    own CPU, what the recall index cache did, the other threads alive) in DIR/calls.jsonl, and with
+    ``--trace-profile-ms N`` a cProfile of each request whose thread CPU passed N ms (DIR/*.prof)."""
+
+    def __init__(self, directory: Path, profile_ms: float | None) -> None:
+        self.directory = directory
+        self.profile_ms = profile_ms
+        self.quarter = "start"
+        self.seen: set[tuple[str, str]] = set()
+        directory.mkdir(parents=True, exist_ok=True)
+        self.log = (directory / "calls.jsonl").open("a", encoding="utf-8")
+        self.n = 0
+
+    @contextlib.contextmanager
+    def call(self, route: str, character: str) -> Any:
+        import cProfile
+        import threading
+
+        from recall import index_cache
+
+        before = Counter(index_cache.counters)
+        profiler = cProfile.Profile() if self.profile_ms is not None else None
+        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+        if profiler is not None:
+            profiler.enable()
+        try:
+            yield
+        finally:
+            if profiler is not None:
+                profiler.disable()
+            own_ms = (time.thread_time() - own) * 1000
+            record = {
+                "quarter": self.quarter,
+                "route": route,
+                "character": character,
+                "first": (route, character) not in self.seen,
+                "wall_ms": round((time.perf_counter() - wall) * 1000, 2),
+                "cpu_ms": round((time.process_time() - cpu) * 1000, 2),
+                "thread_cpu_ms": round(own_ms, 2),
+                "index": dict(Counter(index_cache.counters) - before),
+                "threads": sorted(t.name for t in threading.enumerate() if t is not threading.main_thread()),
+            }
+            self.seen.add((route, character))
+            if profiler is not None and self.profile_ms is not None and own_ms >= self.profile_ms:
+                self.n += 1
+                name = f"{self.quarter}-{self.n:04d}-{route}-{character}.prof"
+                profiler.dump_stats(self.directory / name)
+                record["profile"] = name
+            self.log.write(json.dumps(record) + "\n")
+            self.log.flush()
+
+
 @dataclass
 class Quarter:
     label: str
@@ -299,6 +352,7 @@ class Years:
         self.rng = random.Random(35)
         self.quiet = timedelta(hours=args.quiet_hours)
         self.next_quiet = START + self.quiet
+        self.tracer = Tracer(Path(args.trace), args.trace_profile_ms) if args.trace else None
 
     # --- wire routes (the chat server's side) ---
 
@@ -383,17 +437,19 @@ class Years:
                 )
         self.rng.shuffle(plan)
         for route, person, query in plan:
-            began, cpu_began = time.perf_counter(), time.process_time()
-            if route == "new_dialog":
-                response = self.client.get(f"/new_dialog/{person.name}", {"language": person.language})
-                ok = response.status_code == 200
-            else:
-                response = self._post(
-                    f"/query_memory/{person.name}", {"query": query, "language": person.language}
-                )
-                ok = response.status_code == 200 and not response.json().get("error_code")
-            elapsed = (time.perf_counter() - began) * 1000
-            cpu = (time.process_time() - cpu_began) * 1000
+            tracer = self.tracer.call(route, person.name) if self.tracer else contextlib.nullcontext()
+            with tracer:
+                began, cpu_began = time.perf_counter(), time.process_time()
+                if route == "new_dialog":
+                    response = self.client.get(f"/new_dialog/{person.name}", {"language": person.language})
+                    ok = response.status_code == 200
+                else:
+                    response = self._post(
+                        f"/query_memory/{person.name}", {"query": query, "language": person.language}
+                    )
+                    ok = response.status_code == 200 and not response.json().get("error_code")
+                elapsed = (time.perf_counter() - began) * 1000
+                cpu = (time.process_time() - cpu_began) * 1000
             if ok:
                 latencies[route].append(elapsed)
                 latencies[f"{route} cpu"].append(cpu)
@@ -661,6 +717,15 @@ def main() -> None:
     parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES)
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument(
+        "--trace", metavar="DIR", help="write each probe request's timings and index work to DIR/calls.jsonl"
+    )
+    parser.add_argument(
+        "--trace-profile-ms",
+        type=float,
+        metavar="N",
+        help="with --trace: cProfile every probe request, keep those whose own CPU passed N ms",
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="nekomem-years-"))
@@ -747,8 +812,11 @@ def main() -> None:
                 if day == 0:  # the per-character fixed cost (rows, first pages) is paid by now
                     baseline_q = years.measure("start", 1, {}, time.perf_counter() - began)
             if day in quarter_ends:
-                latencies = years.probe(traveller, day)
                 label = f"Q{len(quarters) + 1}"
+                if years.tracer is not None:
+                    years.tracer.quarter = label
+                    years.tracer.seen.clear()
+                latencies = years.probe(traveller, day)
                 quarter = years.measure(label, day + 1, latencies, time.perf_counter() - began)
                 quarters.append(quarter)
                 nd, qm = latencies["new_dialog"], latencies["query_memory"]

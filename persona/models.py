@@ -7,9 +7,10 @@ from nekomem.characters.models import Character
 from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 from nekomem.subjects import KEY_MAX, PrivateRowsManager
 
-# How memory-change log rows name a persona entry whose vector the backfill wrote. Persona is in no
-# recall pool (reference §4.1): recall skips these rows; they record what the backfill did.
-VECTOR_POOL = "persona"
+# How memory-change log rows name a persona entry (by its primary key): an entry written or deleted,
+# or its vector written by the backfill. Persona is in no recall pool (reference §4.1): a recall index
+# skips these rows and keeps serving; the working context's render re-reads the persona for them.
+CHANGE_POOL = "persona"
 
 
 class PersonaSection(models.Model):

@@ -20,7 +20,7 @@ from nekomem.language.plurals import plural
 from nekomem.language.tables import load_locale_tables
 from nekomem.locale import master_display_name
 from nekomem.textproc import count_tokens
-from persona.models import PersonaEntry, PersonaSection, PersonaState
+from persona.models import CHANGE_POOL, PersonaEntry, PersonaSection, PersonaState
 from persona.services.entries import legacy_lines
 from persona.services.mentions import suppression_active
 from persona.services.promotion import reflection_evidence
@@ -218,13 +218,14 @@ def settings_text(*, character: Character, state: PersonaState | None, language:
 
 # (character id, its created_at, name, master's name, language) → (memory_version, minute, markdown).
 # Every write that changes what this renders bumps ``Character.memory_version`` in the database (so
-# every process sees it) and logs its pool: persona writes log none, reflection writes the reflection
-# pool. Most bumps are extraction's facts and the vector backfill, which this block does not show, so a
-# newer version whose logged changes are all elsewhere keeps the render. What changes with time alone
+# every process sees it) and logs its pool: persona writes the persona pool, reflection writes the
+# reflection pool (a write that logs none counts as touching both). Most bumps are extraction's facts
+# and the vector backfill, which this block does not show, so a newer version whose logged changes are
+# all elsewhere keeps the render. What changes with time alone
 # (decay, a lapsing suppression, age labels) is re-rendered each minute.
 _rendered: dict[tuple[int, datetime, str, str, str], tuple[int, int, str]] = {}
 _RENDERED_LIMIT = 10_000
-_SHOWN_POOLS = (REFLECTION_POOL,)
+_SHOWN_POOLS = (CHANGE_POOL, REFLECTION_POOL)
 
 
 def rendered_forget() -> None:

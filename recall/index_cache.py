@@ -18,10 +18,11 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.db import close_old_connections, connection
 
@@ -30,6 +31,7 @@ from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_spac
 from nekomem.runtime.caches import CacheUsage
 from nekomem.textproc import tokenizers_warm_up
 from recall.engine import Candidate, RecallIndex
+from recall.engine.vectors import unit_rows
 from recall.selectors import (
     NOT_READ,
     RAW_TURN_POOL,
@@ -441,15 +443,19 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     changes = memory_changes_since(character_id=character_id, version=entry.version)
     if not changes.complete:
         return False
-    # Vectors of a pool recall does not index (persona entries, reference §4.1) change nothing here.
+    # Rows and vectors of a pool recall does not index (persona entries, reference §4.1) change nothing
+    # here: the index holds none of them. Persona writes come with most sessions (promotion, mentions,
+    # refine); read as "rebuild", each made the character's next query build its whole index on the
+    # request (bench/years.py: that first query's p95 grew with the pools, x1.75 in two years).
+    rows = {pool: keys for pool, keys in changes.rows.items() if pool in RECALL_POOLS}
     vectors = {pool: keys for pool, keys in changes.vectors.items() if pool in RECALL_POOLS}
-    size = sum(len(keys) for keys in changes.rows.values()) + sum(len(keys) for keys in vectors.values())
-    if size > MAX_DELTA_ROWS or any(pool not in RECALL_POOLS for pool in changes.rows):
+    size = sum(len(keys) for keys in rows.values()) + sum(len(keys) for keys in vectors.values())
+    if size > MAX_DELTA_ROWS:
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
     removed = 0
     for pool, reader in RECALL_POOLS.items():
-        changed = changes.rows.get(pool, set())
+        changed = rows.get(pool, set())
         vector_keys = vectors.get(pool, set()) - changed
         if vector_keys and defer:
             entry.index.defer_vectors(pool, vector_keys)
@@ -459,6 +465,9 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
         current = _current_rows(
             reader, character_id=character_id, space=space, rows=changed, vectors=vector_keys
         )
+        upserts = current["upserts"]
+        current["upserts"] = [c for c in upserts if not _already_held(entry.index, c)]
+        counters["unchanged_rows"] += len(upserts) - len(current["upserts"])
         removed += len(current["removed"])
         entry.index.apply(pool=pool, **current)
     entry.version = changes.through
@@ -476,6 +485,28 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     if entry.index.deferred_vectors:
         _vector_filler.request(entry, character_id=character_id, space=space)
     return True
+
+
+def _already_held(index: RecallIndex, candidate: Candidate) -> bool:
+    """The index's live row of ``candidate`` already says all of it (a logged change of a field recall
+    does not read: a reflection's evidence or status between pending and confirmed). Replacing it
+    cost a tombstone (its text block recompressed), a re-tokenised row and a step towards compaction,
+    on the character's next query (bench/years.py: 1-3 of a session's 12-29 logged rows; the others
+    change what recall reads). Ties rank by key, not by row, so keeping the row answers exactly as
+    replacing it would."""
+    row = index.row_of(candidate.pool, candidate.key) if candidate.key is not None else None
+    if row is None or bool(index.has_vector[row]) != (candidate.vector is not None):
+        return False
+    if candidate.vector is not None:
+        # A vector that moved by more than float32 rounding (the build keeps it as read, a catch-up as
+        # normalised here) is a new vector. Int8 vectors (a large pool, no float matrix) are replaced.
+        matrix = index.matrix
+        if matrix is None:
+            return False
+        unit = unit_rows([candidate.vector], matrix.shape[1])[0][0]
+        if not np.allclose(matrix[row], unit, rtol=0.0, atol=1e-6):
+            return False
+    return index.rows.candidate(row) == replace(candidate, vector=None)
 
 
 def _drop_forgotten_snapshots(entry: _Entry, *, character_id: int) -> None:

@@ -18,7 +18,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
-from persona.models import PersonaArchiveShard, PersonaEntry
+from persona.models import CHANGE_POOL, PersonaArchiveShard, PersonaEntry
 from persona.services.entries import entry_event, section_ensure
 from persona.services.records import score_of
 from reflections.services import reflections_archive_sweep
@@ -56,7 +56,8 @@ def persona_shard_take(*, character_id: int, name: str | None = None, now: datet
 def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> SweepReport:
     now = now or timezone.now()
     today = timezone.localtime(now).date()
-    counted = archived = 0
+    counted = 0
+    archived: list[int] = []
     with transaction.atomic():
         lock_character(character_id)
         live = PersonaEntry.objects.filter(
@@ -76,12 +77,12 @@ def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> 
             if entry.sub_zero_days >= ARCHIVE_AFTER_SUB_ZERO_DAYS:
                 entry.archive_shard_path = persona_shard_take(character_id=character_id, now=now)
                 entry.archived_at = now
-                archived += 1
+                archived.append(entry.pk)
             entry.save()
             entry_event(entry, "persona.entry_updated", reason="archive_sweep")
         if archived:
-            character_memory_changed(character_id=character_id)
-    return SweepReport(counted=counted, archived=archived)
+            character_memory_changed(character_id=character_id, pool=CHANGE_POOL, rows=archived)
+    return SweepReport(counted=counted, archived=len(archived))
 
 
 @dataclass(frozen=True)
@@ -132,5 +133,5 @@ def persona_entry_restore(*, character_id: int, entry_id: str, now: datetime | N
         entry.sub_zero_last_increment_date = None
         entry.save()
         entry_event(entry, "persona.entry_updated", reason="manual_restore")
-        character_memory_changed(character_id=character_id)
+        character_memory_changed(character_id=character_id, pool=CHANGE_POOL, rows=[entry.pk])
     return entry

@@ -17,7 +17,7 @@ from nekomem.characters.services import (
 )
 from nekomem.errors import Conflict
 from nekomem.journal.services import event_append, events_redact
-from persona.models import PersonaCorrection, PersonaEntry
+from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry
 from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
 
 
@@ -66,9 +66,10 @@ def persona_entry_edit(
 def persona_entry_delete(*, character_id: int, entry_id: str, with_subjects: bool = False) -> Forgotten:
     """Delete the entry and the copies of its text: the corrections that quote it and the text in its
     earlier journal events (the removal event replays by id alone); then the copies outside the
-    database (``memory_forgotten_apply``). The version bump without a pool makes every process's
-    render of the persona, and its recall index, read the rows again. ``with_subjects``: an entry of
-    a group-chat subject's section too (the memory browser), and its subject's corrections with it."""
+    database (``memory_forgotten_apply``). The version bump, logged in the persona pool, makes every
+    process's render of the persona read the rows again (recall holds no persona entry).
+    ``with_subjects``: an entry of a group-chat subject's section too (the memory browser), and its
+    subject's corrections with it."""
     with transaction.atomic():
         lock_character(character_id)
         entry = _editable(character_id=character_id, entry_id=entry_id, with_subjects=with_subjects)
@@ -91,8 +92,9 @@ def persona_entry_delete(*, character_id: int, entry_id: str, with_subjects: boo
                 "reason": "manual_delete",
             },
         )
+        deleted = entry.pk
         entry.delete()
-        character_memory_changed(character_id=character_id)
+        character_memory_changed(character_id=character_id, pool=CHANGE_POOL, rows=[deleted])
         character_memory_forgotten(character_id=character_id)
     return memory_forgotten_apply(
         character_id=character_id,

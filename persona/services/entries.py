@@ -26,7 +26,7 @@ from nekomem.journal.services import event_append
 from nekomem.statements import instance_get
 from nekomem.subjects import subject_key_from_section
 from nekomem.textproc import keyword_overlap, keyword_set
-from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.services.records import (
     ENTITY_SECTIONS,
     card_entry_id,
@@ -77,7 +77,7 @@ def entry_save(entry: PersonaEntry, *, event_type: str = "persona.entry_updated"
     token_cache_refresh(entry)
     entry.save()
     entry_event(entry, event_type, **more)
-    character_memory_changed(character_id=entry.character_id)
+    character_memory_changed(character_id=entry.character_id, pool=CHANGE_POOL, rows=[entry.pk])
 
 
 # --- sections and positions -------------------------------------------------------------------------------
@@ -450,7 +450,7 @@ def entry_merge_into(
     target.save()
     entry_evidence_event(target, source="promote_merge")
     entry_event(target, "persona.entry_updated")
-    character_memory_changed(character_id=target.character_id)
+    character_memory_changed(character_id=target.character_id, pool=CHANGE_POOL, rows=[target.pk])
     return True
 
 

@@ -8,6 +8,7 @@ reflections are never suppressed. The refresh lifts suppressions whose 5 hours a
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import chain
 from typing import Any
@@ -21,7 +22,8 @@ from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
 from nekomem.textproc import keyword_set, message_text
 from nekomem.timestamps import iso_local, parse_iso
-from persona.models import PersonaEntry
+from persona.models import CHANGE_POOL, PersonaEntry
+from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
 
 MENTION_WINDOW = timedelta(hours=5)
@@ -66,13 +68,36 @@ def suppression_active(item: PersonaEntry | Reflection, *, now: datetime) -> boo
     return bool(item.suppress) and (item.suppressed_at is None or now - item.suppressed_at < SUPPRESS_FOR)
 
 
-def _lift_expired(*, character_id: int, now: datetime) -> int:
-    lifted = 0
+@dataclass
+class _Flipped:
+    """Primary keys of the persona entries and reflections whose suppression was set or lifted."""
+
+    entries: list[int] = field(default_factory=list)
+    reflections: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.entries) + len(self.reflections)
+
+    def log(self, *, character_id: int) -> None:
+        """Bump the memory version, logged per pool: the working context re-renders, and a recall
+        index (which leaves suppressed reflections out, and holds no persona entry) applies just the
+        reflections instead of rebuilding."""
+        if self.entries:
+            character_memory_changed(character_id=character_id, pool=CHANGE_POOL, rows=self.entries)
+        if self.reflections:
+            character_memory_changed(character_id=character_id, pool=REFLECTION_POOL, rows=self.reflections)
+
+
+def _lift_expired(*, character_id: int, now: datetime, flipped: _Flipped) -> None:
     expired = {"suppress": True, "suppressed_at__lte": now - SUPPRESS_FOR}
-    for model in (PersonaEntry, Reflection):
+    for model, keys in ((PersonaEntry, flipped.entries), (Reflection, flipped.reflections)):
         stale = model.objects.filter(character_id=character_id, **expired)  # type: ignore[attr-defined]
-        lifted += stale.update(suppress=False, suppressed_at=None, recent_mentions=[])
-    return int(lifted)
+        lifted = list(stale.values_list("pk", flat=True))
+        if lifted:
+            model.objects.filter(pk__in=lifted).update(  # type: ignore[attr-defined]
+                suppress=False, suppressed_at=None, recent_mentions=[]
+            )
+        keys += lifted
 
 
 def ai_reply_text(payload: dict[str, Any]) -> str:
@@ -150,9 +175,10 @@ def persona_mentions_record(
         return 0
     keys = list(subject_keys) if subject_keys is not None else None
     suppressed = 0
+    flipped = _Flipped()
     with transaction.atomic():
         character = lock_character(character_id)
-        _lift_expired(character_id=character_id, now=now)
+        _lift_expired(character_id=character_id, now=now, flipped=flipped)
         names = character.stop_names
         bare_reply = _remove_names(reply, names)
         entry_rows = (
@@ -172,6 +198,8 @@ def persona_mentions_record(
                 payload={"entry_id": entry.entry_id, "ts": now.isoformat(), "suppress": entry.suppress},
             )
             suppressed += newly
+            if newly:
+                flipped.entries.append(entry.pk)
         reflection_rows = (
             Reflection.objects if keys is None else Reflection.with_subjects.filter(subject_key__in=keys)
         )
@@ -179,10 +207,12 @@ def persona_mentions_record(
             character_id=character_id, status=Reflection.Status.CONFIRMED
         ):
             if mentioned(reflection.text, bare_reply, stop_names=names):
-                suppressed += _counted(reflection, now)
+                newly = _counted(reflection, now)
                 reflection.save(update_fields=["recent_mentions", "suppress", "suppressed_at", "updated_at"])
-        if suppressed:
-            character_memory_changed(character_id=character_id)
+                suppressed += newly
+                if newly:
+                    flipped.reflections.append(reflection.pk)
+        flipped.log(character_id=character_id)
     return suppressed
 
 
@@ -191,7 +221,7 @@ def suppressions_refresh(*, character_id: int, now: datetime | None = None) -> i
     now = now or timezone.now()
     with transaction.atomic():
         lock_character(character_id)
-        lifted = _lift_expired(character_id=character_id, now=now)
-        if lifted:
-            character_memory_changed(character_id=character_id)
-    return lifted
+        lifted = _Flipped()
+        _lift_expired(character_id=character_id, now=now, flipped=lifted)
+        lifted.log(character_id=character_id)
+    return len(lifted)

@@ -10,7 +10,7 @@ from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import Embedder
 from nekomem.evidence import Signal, evidence_apply
 from nekomem.observations import Observation
-from persona.models import PersonaEntry
+from persona.models import CHANGE_POOL, PersonaEntry
 from persona.services.entries import entry_evidence_event
 from persona.services.mentions import suppression_active
 
@@ -54,5 +54,5 @@ def persona_observation_signal(
     entry.evidence_assign(evidence_apply(entry.evidence(), signal, now=now))
     entry.save()
     entry_evidence_event(entry, source=source)
-    character_memory_changed(character_id=character_id)
+    character_memory_changed(character_id=character_id, pool=CHANGE_POOL, rows=[entry.pk])
     return True

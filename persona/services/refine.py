@@ -38,7 +38,7 @@ from nekomem.refine import (
     refine_pass,
 )
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from persona.models import PersonaEntry
+from persona.models import CHANGE_POOL, PersonaEntry
 from persona.prompts import refine_messages
 from persona.services.archive import persona_shard_take
 from persona.services.entries import (
@@ -170,6 +170,7 @@ def _apply(
         if any(key not in current or not _unchanged(current[key], read[key]) for key in cluster.keys):
             return None  # a person, a correction or the card changed a member since the model read it
         members = [current[key] for key in cluster.keys]
+        touched = [entry.pk for entry in members]  # read now: a deleted member's instance loses its pk
         gone: set[str] = set()
         for action in actions:
             rows = [members[i] for i in action.members]
@@ -191,7 +192,7 @@ def _apply(
             entry.last_refine_cluster_hash = cluster.hash
             entry.last_refine_at = now
             entry.save(update_fields=["last_refine_cluster_hash", "last_refine_at", "updated_at"])
-        character_memory_changed(character_id=character.pk)
+        character_memory_changed(character_id=character.pk, pool=CHANGE_POOL, rows=touched)
     return len(actions)
 
 

@@ -13,7 +13,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
 from nekomem.subjects import SECTION_PREFIX, Subject
-from persona.models import PersonaCorrection, PersonaEntry, PersonaSection
+from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection
 from persona.services.entries import contradicts, correction_key, entry_save, section_ensure
 from persona.services.records import evidence_set, promoted_entry_id
 from reflections.models import Reflection
@@ -40,10 +40,10 @@ def persona_subject_forget(*, character_id: int, subject_keys: Collection[str]) 
         lock_character(character_id)
         entries = list(
             PersonaEntry.with_subjects.filter(character_id=character_id, subject_key__in=keys).values_list(
-                "entry_id", "section"
+                "pk", "entry_id", "section"
             )
         )
-        for entry_id, section in entries:
+        for _pk, entry_id, section in entries:
             # Only the id: the journal must not keep the text of what was forgotten.
             event_append(
                 character_id=character_id,
@@ -65,7 +65,9 @@ def persona_subject_forget(*, character_id: int, subject_keys: Collection[str]) 
             character_id=character_id, subject_key__in=keys
         ).delete()[0]
         if removed_entries or sections or corrections:
-            character_memory_changed(character_id=character_id)
+            character_memory_changed(
+                character_id=character_id, pool=CHANGE_POOL, rows=[pk for pk, *_ in entries]
+            )
     return {"persona_entries": removed_entries, "persona_sections": sections, "corrections": corrections}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -58,17 +58,25 @@ class StringColumn:
         if trim:
             self._blob = bytearray(self._blob)
 
-    def blank(self, row: int) -> None:
-        """Empty every field of ``row`` (a forgotten row: its text must not stay in memory, nor reach a
-        saved snapshot, even compressed). The rows after it in its block move up; other blocks keep
-        their bytes."""
-        block = row // self.BLOCK
+    def blank(self, rows: Iterable[int]) -> None:
+        """Empty every field of ``rows`` (forgotten rows: their text must not stay in memory, nor reach
+        a saved snapshot, even compressed). The rows after them in their block move up; other blocks
+        keep their bytes. Each block is rewritten once for all its rows: a catch-up's tombstones are
+        mostly the newest rows, a few blocks, and one compression per row was most of its cost."""
+        by_block: dict[int, list[int]] = {}
+        for row in rows:
+            by_block.setdefault(row // self.BLOCK, []).append(row)
+        for block, blanked in by_block.items():
+            self._blank_in_block(block, blanked)
+
+    def _blank_in_block(self, block: int, blanked: list[int]) -> None:
         first_row = block * self.BLOCK
         last_row = min(self._rows, first_row + self.BLOCK)
         sealed = block < len(self._block_ends)
-        raw = bytearray(self._block(block)) if sealed else self._pending
-        rows = [self._fields(bytes(raw), r) for r in range(first_row, last_row)]
-        rows[row - first_row] = ("",) * self.fields
+        raw = bytes(self._block(block)) if sealed else bytes(self._pending)
+        rows = [self._fields(raw, r) for r in range(first_row, last_row)]
+        for row in blanked:
+            rows[row - first_row] = ("",) * self.fields
         rebuilt = bytearray()
         for offset, values in enumerate(rows):
             for field, value in enumerate(values):

@@ -181,10 +181,13 @@ class RecallIndex:
         """Take changed rows of one pool: ``upserts`` replace (or add) rows by key, ``removed`` keys are
         tombstoned, ``vectors`` fill the vector of rows whose text did not change."""
         with self.lock:
+            gone = []
             for key in [*removed, *(c.key for c in upserts if c.key is not None)]:
                 row = self._row_of.pop((pool, key), None)
                 if row is not None:
                     self._tombstone(row)
+                    gone.append(row)
+            self.rows.strings.blank(gone)  # a deleted text leaves no copy in memory or a later snapshot
             self._append([c for c in upserts if _indexable(c)])
             if vectors:
                 self._fill_vectors(pool, vectors)
@@ -210,8 +213,7 @@ class RecallIndex:
     def _tombstone(self, row: int) -> None:
         for view in self.views.values():
             view.remove(row)
-        self.alive[row] = False
-        self.rows.strings.blank(row)  # a deleted text leaves no copy in memory or a later snapshot
+        self.alive[row] = False  # its text is blanked by the caller, once per block for all the rows
         self.has_vector[row] = False
         if self.matrix is not None:
             self.matrix[row] = 0.0  # as a row without a vector is (and is saved)

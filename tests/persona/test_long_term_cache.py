@@ -14,6 +14,7 @@ from nekomem.characters.selectors import character_memory_touched
 from nekomem.characters.services import character_memory_changed
 from nekomem.evidence import Signal
 from persona.selectors import long_term_memory_markdown
+from persona.services import persona_entry_create
 from reflections.models import Reflection
 from reflections.services.lifecycle import reflection_signal_apply
 from tests.persona.factories import make_entry
@@ -92,9 +93,19 @@ def test_a_reflection_signal_re_renders_the_block(character, now):
 
 def test_a_persona_write_re_renders_the_block(character, now):
     assert "阿凛养了一只猫" not in render(character, now)
+    before = version_of(character)
+    persona_entry_create(character_id=character.pk, entity="master", text="阿凛养了一只猫", now=now)
+    # Logged in the persona pool (a recall index, which holds no persona entry, keeps serving).
+    assert MemoryChange.objects.filter(character=character, version__gt=before, pool="persona").exists()
+    assert not MemoryChange.objects.filter(character=character, version__gt=before, pool="").exists()
+    assert "阿凛养了一只猫" in render(character, now)
+
+
+def test_a_write_without_a_pool_re_renders_the_block(character, now):
+    assert "阿凛养了一只猫" not in render(character, now)
     entry = make_entry(character=character, section="master", text="阿凛养了一只猫", protected=True)
     with transaction.atomic():
-        character_memory_changed(character_id=entry.character_id)  # what a persona write logs: no pool
+        character_memory_changed(character_id=entry.character_id)  # an import: anything may have changed
     assert "阿凛养了一只猫" in render(character, now)
 
 

@@ -16,7 +16,7 @@ from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import get_embedder, text_fingerprint
 from nekomem.runtime.status import vector_coverage
-from persona.models import VECTOR_POOL as PERSONA_POOL
+from persona.models import CHANGE_POOL as PERSONA_POOL
 from persona.models import PersonaEntry
 from recall import index_cache
 from recall.backfill import characters_needing_vectors, embedding_backfill

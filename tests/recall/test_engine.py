@@ -304,3 +304,23 @@ def _rows_bytes(index: RecallIndex) -> int:
     total = sum(a.nbytes for a in arrays if a is not None)
     total += index.span_start.nbytes + index.span_end.nbytes + index.cosine_pool.nbytes + index.order.nbytes
     return total + sum(v.nbytes for v in index.views.values()) + index.rows.strings.nbytes
+
+
+def test_blanking_rows_of_several_blocks_at_once_keeps_every_other_row() -> None:
+    """A catch-up blanks its tombstoned rows together, one rewrite per block: sealed blocks and the
+    pending one, several rows of a block, and the rows around them read back unchanged."""
+    from recall.engine.columns import StringColumn
+
+    column = StringColumn(2)
+    total = StringColumn.BLOCK * 2 + 5  # two sealed blocks and a pending one
+    for i in range(total):
+        column.append(f"id{i}", f"第{i}行的文字 row {i}")
+    column.freeze(trim=False)
+    column.append("late", "追加的一行")  # reopens the partial block, as an append after a catch-up does
+    blanked = {0, 3, StringColumn.BLOCK - 1, StringColumn.BLOCK + 7, total - 2, total}
+    column.blank(sorted(blanked, reverse=True))
+    column.freeze(trim=False)
+    for i in range(total):
+        assert column[i] == (("", "") if i in blanked else (f"id{i}", f"第{i}行的文字 row {i}"))
+    assert column[total] == ("", "")
+    assert list(column.column(1))[1] == "第1行的文字 row 1"

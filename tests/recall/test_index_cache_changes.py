@@ -1,5 +1,6 @@
 """The per-process index takes each memory change as the rows it touched: no rebuild for a new fact, an
-edit, a delete or a backfill batch; a rebuild only for a change without detail (an import)."""
+edit, a delete, a backfill batch or a persona write; a rebuild only for a change without detail (an
+import)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from facts.models import Fact
@@ -14,10 +16,16 @@ from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.selectors import memory_changes_since
 from nekomem.characters.services import character_get_or_create, character_memory_changed
+from nekomem.evidence import Signal
+from persona.services import persona_entry_create, persona_mentions_record, suppressions_refresh
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.services import RecallRequest, recall_query
+from reflections.models import Reflection
+from reflections.services import reflection_edit
+from reflections.services.lifecycle import reflection_signal_apply
 from tests.recall.support import fact_entry, import_facts, require_muse
+from tests.reflections.factories import make_reflection
 
 NAME = "小雨"
 TEXTS = ["主人养了一只橘猫，名字叫团子", "主人每天早上喝一杯冰美式", "主人周末喜欢去爬山"]
@@ -76,12 +84,88 @@ def test_backfill_batches_fill_vectors_without_a_rebuild(character: Character) -
     assert builds() == built
 
 
+def test_a_row_logged_again_with_its_vector_is_kept_and_still_found_by_cosine(character: Character) -> None:
+    require_muse()
+    assert embedding_backfill(character_id=character.pk, batch=8, queue_pairs=False).embedded == 3
+    assert texts("冰美式")[0] == TEXTS[1]
+    index = index_cache._cache[character.pk].index
+    assert index.has_vector.all()  # filled inline (tests build on the request)
+    changed, kept = index.changed_rows, index_cache.counters["unchanged_rows"]
+    fact = Fact.objects.get(character=character, text=TEXTS[1])
+    character_memory_changed(character_id=character.pk, pool="fact", rows=[fact.pk])  # nothing recall reads
+    found = recall_query(name=NAME, request=RecallRequest(query="咖啡", explain=True))["results"]
+    assert found and found[0]["text"] == TEXTS[1] and "cosine" in found[0]["explain"]["paths"]
+    assert index.changed_rows == changed and index_cache.counters["unchanged_rows"] == kept + 1
+
+
 def test_a_change_without_detail_rebuilds(character: Character) -> None:
     texts("橘猫")
     built = builds()
     character_memory_changed(character_id=character.pk)
     texts("橘猫")
     assert builds() == built + 1
+
+
+def test_a_persona_write_keeps_the_index_and_the_next_query_finds_a_new_fact(character: Character) -> None:
+    """Persona entries are in no recall pool (reference §4.1): their writes, which come with most
+    sessions, are logged in their own pool, and a query after them applies the fact rows alone."""
+    assert texts("橘猫团子")[0] == TEXTS[0]
+    built = builds()
+    version = Character.objects.get(pk=character.pk).memory_version
+    persona_entry_create(character_id=character.pk, entity="master", text="主人是一名护士")
+    facts_persist(character_id=character.pk, drafts=[draft("主人最近在学弹吉他")])
+    assert MemoryChange.objects.filter(character=character, version__gt=version, pool="persona").exists()
+    assert texts("吉他")[0] == "主人最近在学弹吉他"
+    assert builds() == built
+
+
+def test_a_mention_suppression_and_its_lift_reach_the_index_as_rows(character: Character) -> None:
+    """Recall leaves a suppressed reflection out (§4.2): the mention hook logs the reflection it
+    suppressed, and the refresh the one it lifted, so the index follows both without a rebuild."""
+    text = "主人很喜欢去海边散步"
+    reflection = make_reflection(character=character, text=text, status=Reflection.Status.CONFIRMED)
+    character_memory_changed(character_id=character.pk, pool="reflection", rows=[reflection.pk])  # as written
+    assert text in texts("海边散步")
+    built = builds()
+    start = timezone.now()
+    suppressed = sum(
+        persona_mentions_record(
+            character_id=character.pk, reply="周末要不要去海边散步？", now=start + timedelta(hours=hour)
+        )
+        for hour in range(3)
+    )
+    assert suppressed == 1
+    assert text not in texts("海边散步")
+    assert suppressions_refresh(character_id=character.pk, now=start + timedelta(hours=8)) == 1
+    assert text in texts("海边散步")
+    assert builds() == built
+
+
+def test_a_logged_row_recall_reads_no_field_of_is_kept_and_an_edit_replaces_its_row(
+    character: Character,
+) -> None:
+    """Most of a session's reflection changes are evidence (feedback, rebuttal, decay): the index keeps
+    the row it has instead of replacing it; a text edit is still applied."""
+    text = "主人很喜欢去海边散步"
+    reflection = make_reflection(character=character, text=text, status=Reflection.Status.CONFIRMED)
+    character_memory_changed(character_id=character.pk, pool="reflection", rows=[reflection.pk])  # as written
+    assert text in texts("海边散步")
+    index = index_cache._cache[character.pk].index
+    changed, kept, built = index.changed_rows, index_cache.counters["unchanged_rows"], builds()
+    with transaction.atomic():
+        reflection_signal_apply(
+            reflection=reflection, signal=Signal.REINFORCES, source="test", now=timezone.now()
+        )
+    assert text in texts("海边散步")
+    assert index.changed_rows == changed and index_cache.counters["unchanged_rows"] == kept + 1
+
+    reflection_edit(
+        character_id=character.pk, reflection_id=reflection.reflection_id, text="主人很喜欢去山里露营"
+    )
+    assert texts("露营") == ["主人很喜欢去山里露营"]
+    assert text not in texts("海边散步")
+    assert index.changed_rows == changed + 2  # the old row tombstoned, the new one appended
+    assert builds() == built
 
 
 def test_a_pruned_log_rebuilds(character: Character) -> None:
