@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.core.management import call_command
 
 from nekomem.embeddings.fetch import profile_is_present
 from nekomem.embeddings.profiles import DEFAULT_PROFILE, get_profile
+from recall.engine import Candidate
 
 
 def require_muse() -> None:
@@ -53,3 +55,23 @@ def import_facts(root: Path, name: str, facts: list[dict], archive: list[dict] |
         (folder / "facts_archive.json").write_text(json.dumps(archive, ensure_ascii=False), encoding="utf-8")
     with open(os.devnull, "w") as sink:
         call_command("import_memory", str(root), "--character", name, stdout=sink)
+
+
+T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
+
+
+def turn(
+    i: int, text: str, *, entity: str, minutes: float, pool: str = "facts", vector: list[float] | None = None
+) -> Candidate:
+    when = T0 + timedelta(minutes=minutes)
+    return Candidate(
+        id=f"t{i}",
+        text=text,
+        tier="fact",
+        entity=entity,
+        created_at=when,
+        event_start_at=when,
+        pool=pool,
+        key=i,
+        vector=None if vector is None else np.asarray(vector, dtype=np.float32),
+    )

@@ -3,36 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
 from recall.engine import DEFAULT, Candidate, RecallIndex
+from tests.recall.support import turn
 
 # Pure tests, but the session's startup fixture needs the test database to exist when run alone.
 pytestmark = pytest.mark.django_db
 
-T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
 LEXICAL = replace(DEFAULT, name="test-context-bm25", use_vectors=False)
 NO_CONTEXT = replace(LEXICAL, name="test-no-context", context_weight=0.0)
-
-
-def turn(
-    i: int, text: str, *, entity: str, minutes: float, pool: str = "facts", vector: list[float] | None = None
-) -> Candidate:
-    when = T0 + timedelta(minutes=minutes)
-    return Candidate(
-        id=f"t{i}",
-        text=text,
-        tier="fact",
-        entity=entity,
-        created_at=when,
-        event_start_at=when,
-        pool=pool,
-        key=i,
-        vector=None if vector is None else np.asarray(vector, dtype=np.float32),
-    )
 
 
 def filler(start: int) -> list[Candidate]:

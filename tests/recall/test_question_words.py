@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from recall.engine import DEFAULT, Candidate, RecallIndex
+from recall.engine import DEFAULT, RecallIndex
 from recall.questions import without_question_words
+from tests.recall.support import turn
 
 # Pure tests, but the session's startup fixture needs the test database to exist when run alone.
 pytestmark = pytest.mark.django_db
-
-T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -32,28 +30,14 @@ def test_question_words_are_taken_out(query: str, expected: str) -> None:
     assert without_question_words(query) == expected
 
 
-def turn(i: int, text: str, entity: str, minutes: float) -> Candidate:
-    when = T0 + timedelta(minutes=minutes)
-    return Candidate(
-        id=f"t{i}",
-        text=text,
-        tier="fact",
-        entity=entity,
-        created_at=when,
-        event_start_at=when,
-        pool="f",
-        key=i,
-    )
-
-
 def test_a_question_word_no_longer_finds_the_other_questions() -> None:
     rows = [
-        turn(1, "小晴: 面試他們問了什麼？", "neko", 0),
-        turn(2, "阿哲: 問了我作品集裡的角色設計", "master", 1),
-        turn(3, "阿哲: 我家的貓咪一直吐，帶牠去看獸醫", "master", 5_000),
-        turn(4, "小晴: 醫生說是什麼問題？", "neko", 5_001),
-        turn(5, "阿哲: 說是腸胃炎，吃了藥就好了", "master", 5_002),
-        *(turn(10 + i, f"天氣很好 {i}", "neko", 20_000 * (i + 1)) for i in range(8)),
+        turn(1, "小晴: 面試他們問了什麼？", entity="neko", minutes=0),
+        turn(2, "阿哲: 問了我作品集裡的角色設計", entity="master", minutes=1),
+        turn(3, "阿哲: 我家的貓咪一直吐，帶牠去看獸醫", entity="master", minutes=5_000),
+        turn(4, "小晴: 醫生說是什麼問題？", entity="neko", minutes=5_001),
+        turn(5, "阿哲: 說是腸胃炎，吃了藥就好了", entity="master", minutes=5_002),
+        *(turn(10 + i, f"天氣很好 {i}", entity="neko", minutes=20_000 * (i + 1)) for i in range(8)),
     ]
     index = RecallIndex(rows)
     lexical = replace(DEFAULT, name="test-question-words", use_vectors=False)
