@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from facts.models import ExtractionCursor, Fact, FactDedupPair
 from nekomem.subjects import subject_rows
@@ -107,6 +107,14 @@ def dedup_pairs_pending(*, character_id: int, limit: int) -> list[FactDedupPair]
         .select_related("candidate", "existing")
         .order_by("queued_at", "pk")[:limit]
     )
+
+
+def fact_vector_missing(model_id: str) -> Q:
+    """Facts with no vector, or one of another model. The model test is two ranges rather than
+    ``~Q(embedding_model_id=model_id)``: PostgreSQL answers ``<>`` with a table scan, the ranges (and
+    the empty vector) from the partial indexes ``fact_open_vector_model`` and ``fact_open_unvectored``
+    when the query also asks for open facts (``archived=False``)."""
+    return Q(embedding="") | Q(embedding_model_id__lt=model_id) | Q(embedding_model_id__gt=model_id)
 
 
 def dedup_pairs_pending_count(*, character_id: int) -> int:

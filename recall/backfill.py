@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from facts.models import RECALL_POOL as FACTS_POOL
 from facts.models import Fact
+from facts.selectors import fact_vector_missing
 from facts.services import dedup_pair_queue, fact_vectors_write
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.embeddings import Embedder, EmbeddingError, encode_vector, get_embedder, text_fingerprint
@@ -77,12 +78,8 @@ def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) 
     are left out: they are not in the cosine pool, and retention drops their vectors."""
     # Group-chat subjects' facts are recalled too (``/query_memory`` with ``subjects``): they get vectors.
     facts = Fact.with_subjects.filter(character_id=character_id, archived=False).order_by("pk")
-    missing = Q(embedding="") | ~Q(embedding_model_id=embedder.model_id)
-    stale = [
-        (pk, text)
-        for pk, text in facts.filter(missing).values_list("pk", "text")[:limit].iterator(chunk_size=5000)
-        if text and text.strip()
-    ]
+    missing = facts.filter(fact_vector_missing(embedder.model_id)).values_list("pk", "text")
+    stale = [(pk, text) for pk, text in missing[:limit].iterator(chunk_size=5000) if text and text.strip()]
     if stale:
         return stale
     rows = facts.values_list("pk", "text", "embedding_text_sha256")  # the vectors stay in the database
@@ -97,9 +94,8 @@ def facts_needing_vectors(*, character_id: int, embedder: Embedder, limit: int) 
 def characters_needing_vectors(*, model_id: str) -> list[int]:
     """Characters with a persona entry, reflection or fact lacking a vector of the current model (SQL
     pre-filter; the per-row text fingerprint check happens in each pool's ``*_needing_vectors``)."""
-    missing = Q(embedding="") | ~Q(embedding_model_id=model_id)
     facts = (
-        Fact.with_subjects.filter(missing, archived=False)
+        Fact.with_subjects.filter(fact_vector_missing(model_id), archived=False)
         .values_list("character_id", flat=True)
         .distinct()
         .order_by()
@@ -122,7 +118,7 @@ def fact_vector_coverage(model_id: str) -> VectorCoverage:
         .order_by()
         .aggregate(
             total=Count("pk"),
-            missing=Count("pk", filter=Q(embedding="") | ~Q(embedding_model_id=model_id)),
+            missing=Count("pk", filter=fact_vector_missing(model_id)),
         )
     )
     return VectorCoverage(with_vectors=counts["total"] - counts["missing"], without_vectors=counts["missing"])

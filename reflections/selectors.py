@@ -368,11 +368,13 @@ def recheck_characters_in_turn(*, job_kind: str) -> list[int]:
         Reflection.with_subjects.filter(schema_version__lt=REFLECTION_SCHEMA_VERSION)
         .values_list("character_id", flat=True)
         .distinct()
+        .order_by()  # the model's ordering would make DISTINCT run over every row (with a join)
     )
     ids |= set(
         Fact.with_subjects.filter(schema_version__lt=FACT_SCHEMA_VERSION)
         .values_list("character_id", flat=True)
         .distinct()
+        .order_by()
     )
     last = dict(
         Job.objects.filter(kind=job_kind, character_id__in=ids)

@@ -1,0 +1,88 @@
+"""The maintenance loops' per-tick questions over the facts table are answered from indexes.
+
+With thousands of characters (``bench/many_characters.py``: 10 M facts) each table scan of these
+took 5–12 s of the database on every tick, and the warm ``/query_memory`` p95 moved with where the
+scans fell. The planner picks a scan on a small table anyway, so the plans are read with sequential
+scans priced out; a predicate the partial indexes cannot answer then gets a scan of the table or of a
+whole other index, neither of which names the partial index.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from facts.models import Fact
+from recall.backfill import characters_needing_vectors, fact_vector_coverage
+from reflections.selectors import recheck_characters_in_turn
+from reflections.services.recheck import RECHECK_JOB
+from tests.characters.factories import CharacterFactory
+from tests.facts.factories import FactFactory
+
+pytestmark = pytest.mark.django_db
+
+MODEL = "muse-v3-int8/d512/int8/max2000"
+
+
+def _vectored(character, **fields) -> Fact:
+    return FactFactory(character=character, embedding="AAAA", embedding_model_id=MODEL, **fields)
+
+
+def test_characters_needing_vectors_sees_every_kind_of_missing_vector() -> None:
+    """The range form of the model test keeps ``<>``'s meaning: older and newer model ids, and no vector."""
+    done = CharacterFactory(name="Done")
+    _vectored(done)
+    FactFactory(character=done, archived=True)  # archived: not in the cosine pool
+    older, newer, bare = (CharacterFactory(name=name) for name in ("Older", "Newer", "Bare"))
+    _vectored(older)
+    FactFactory(character=older, embedding="AAAA", embedding_model_id="minilm-l6-int8/d384")
+    FactFactory(character=newer, embedding="AAAA", embedding_model_id="zz-model/d512")
+    FactFactory(character=bare, embedding_model_id=MODEL)  # a model id left behind, no vector
+
+    assert sorted(characters_needing_vectors(model_id=MODEL)) == sorted([older.pk, newer.pk, bare.pk])
+    coverage = fact_vector_coverage(MODEL)
+    assert (coverage.with_vectors, coverage.without_vectors) == (2, 3)
+
+
+def _facts_statements(run) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        run()
+    return [q["sql"] for q in captured.captured_queries if '"facts_fact"' in q["sql"]]
+
+
+def _plan(sql: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}")
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the plans read are PostgreSQL's")
+def test_the_backfill_tick_finds_its_characters_without_scanning_the_facts() -> None:
+    character = CharacterFactory()
+    _vectored(character)
+    FactFactory(character=character)
+    statements = _facts_statements(lambda: characters_needing_vectors(model_id=MODEL))
+    assert statements
+    for sql in statements:
+        plan = _plan(sql)
+        assert "fact_open_vector_model" in plan and "Seq Scan on facts_fact" not in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the plans read are PostgreSQL's")
+def test_the_schema_recheck_tick_finds_v1_facts_without_scanning_or_sorting_them() -> None:
+    character = CharacterFactory()
+    FactFactory(character=character, schema_version=1)
+    FactFactory(character=character, schema_version=1)
+    _vectored(character)
+
+    found: list[list[int]] = []
+    statements = _facts_statements(lambda: found.append(recheck_characters_in_turn(job_kind=RECHECK_JOB)))
+    assert found == [[character.pk]]
+    assert statements
+    for sql in statements:
+        # The model's ordering (character name, created_at, id) once made the DISTINCT run per fact.
+        assert "characters_character" not in sql and "ORDER BY" not in sql, sql
+        plan = _plan(sql)
+        assert "fact_old_schema" in plan and "Seq Scan on facts_fact" not in plan, plan
