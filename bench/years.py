@@ -7,7 +7,8 @@ One process, a scratch database (SQLite in a temporary directory, or ``--db post
 ``nekomem_h35y`` database, ``--postgres URL`` to change it), ``var/`` in the same temporary directory
 (the embedding model is read from the repository's ``var/models``). The clock is moved with
 time-machine: ``timezone.now()``, ``time.time()`` and so every stored timestamp see the simulated
-time (from 2027-01-04, after the real now); latencies are measured with the real clocks.
+time (from 2027-01-04, after the real now; on PostgreSQL the raw log too, through
+``NEKOMEM_RAW_LOG_CLOCK=server``); latencies are measured with the real clocks.
 
 What a "day of chat" is (the header prints the figures): every ``--chat-every`` days each character
 holds one evening session, all of them in the same window, as users who chat after work would:
@@ -688,6 +689,9 @@ def prepare_environment(args: argparse.Namespace, work: Path) -> Path | None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{name}"')
         os.environ["DATABASE_URL"] = url
+        # The one-statement turn stamps the raw log with the database's clock, which time-machine
+        # does not move: extraction, reflection and persona would find no turn in simulated time.
+        os.environ["NEKOMEM_RAW_LOG_CLOCK"] = "server"
         return None
     path = work / "years.sqlite3"
     os.environ["DATABASE_URL"] = f"sqlite:///{path}"

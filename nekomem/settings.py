@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("NEKOMEM_VAR_DIR", BASE_DIR / "var"))
@@ -29,6 +30,17 @@ def env_bool(name: str, default: bool) -> bool:
 def env_int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     return int(raw) if raw else default
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    """One of ``choices`` (case-insensitive); unset or empty gives ``default``. Anything else stops
+    the start: a misspelt value silently read as the default would change behaviour unseen."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw.lower() not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw.lower()
 
 
 def _generated_secret(file_name: str) -> str:
@@ -186,6 +198,11 @@ elif _db["ENGINE"].endswith("postgresql"):
         "prepare_threshold": 5,
     }
 DATABASES = {"default": _db}
+# Whose clock stamps the raw log on PostgreSQL, where a chat turn is one statement: "database" (the
+# statement reads the database's clock after its locks, so stamps stay in write order across app
+# servers whose clocks disagree) or "server" (this process's clock, as on SQLite: for a simulated
+# clock, bench/years.py). SQLite always uses the server's clock.
+NEKOMEM_RAW_LOG_CLOCK = env_choice("NEKOMEM_RAW_LOG_CLOCK", ("database", "server"), "database")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")

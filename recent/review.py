@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from nekomem.characters.language import character_language
-from nekomem.characters.locks import lock_character, settle_lock
+from nekomem.characters.locks import character_row_ensure, lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.journal.jobs import JobGiveUp, job_is_current, job_succeed
 from nekomem.journal.models import Job
@@ -116,7 +116,7 @@ def review_maybe_spawn(*, character_id: int) -> Job | None:
     now = timezone.now()
     with transaction.atomic():
         character = lock_character(character_id)
-        state, _ = RecentReviewState.objects.get_or_create(character_id=character_id)
+        state = character_row_ensure(RecentReviewState, character_id)
         window = _window(character_id)
         if state.paused_at_length is not None and len(window) < state.paused_at_length:
             # The context shrank (compression, an edit): truncation is worth another try.
@@ -259,11 +259,15 @@ def _review_finished(*, character_id: int, snapshot: list[Turn], rows: list[Rece
 
 
 def _strike(*, character_id: int, window_length: int) -> int:
-    state, _ = RecentReviewState.objects.get_or_create(character_id=character_id)
-    state.truncation_strikes += 1
-    if state.truncation_strikes >= REVIEW_MAX_STRIKES:
-        state.paused_at_length = window_length
-    state.save(update_fields=["truncation_strikes", "paused_at_length"])
+    """Count one truncated review; returns the count. The row stays locked from the read to the
+    write, so two reviews truncated at once count two, and a missing row is made under the character
+    lock (``character_row_ensure``): ``review_maybe_spawn`` may be making it under that lock now."""
+    with transaction.atomic():
+        state = character_row_ensure(RecentReviewState, character_id)
+        state.truncation_strikes += 1
+        if state.truncation_strikes >= REVIEW_MAX_STRIKES:
+            state.paused_at_length = window_length
+        state.save(update_fields=["truncation_strikes", "paused_at_length"])
     return state.truncation_strikes
 
 

@@ -21,6 +21,11 @@ Three locks, always taken in this order:
 ``lock_character_update`` takes the row lock with the UPDATE the caller needs anyway. On
 PostgreSQL a chat turn is one statement, and ``settle_lock_source`` takes both locks inside it:
 the chat write path is the hot path, and every statement there is a round trip.
+
+Every lazy creator of a per-character row (a cursor, a state row: one row per character, made on
+first use) uses ``character_row_ensure`` or holds the character lock when it inserts. On
+PostgreSQL an insert made without the lock deadlocks against a holder that writes the same row; see
+``character_row_ensure``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import platform
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TypeVar
@@ -74,6 +79,34 @@ def lock_character_update(character_id: int, **fields: object) -> None:
     storage_writes_check()
     if Character.objects.filter(pk=character_id).update(**fields) != 1:
         raise Character.DoesNotExist(f"character {character_id} does not exist")
+
+
+def character_row_ensure(
+    model: type[_ModelT], character_id: int, defaults: Mapping[str, object] | None = None
+) -> _ModelT:
+    """The character's one row of ``model``, locked until the surrounding transaction ends; a missing
+    one is created first, with ``defaults``.
+
+    Django makes foreign keys ``DEFERRABLE INITIALLY DEFERRED`` on PostgreSQL, so an INSERT checks
+    its character at COMMIT, with a KEY SHARE lock on the character row. A creator that inserts
+    without the character lock therefore waits at its COMMIT for a holder of that lock, while the
+    holder's own insert of the same row waits for the creator's uncommitted one: "deadlock
+    detected", even with ``ON CONFLICT DO NOTHING``. Taking the character lock before the insert
+    queues the creator behind the holder instead, and ``ignore_conflicts`` then finds the holder's
+    row. An existing row costs one locking SELECT and no character lock; a caller that needs the
+    character lock as well takes it before calling this (this module's order).
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("character_row_ensure must be called inside transaction.atomic")
+    rows = model._default_manager.filter(character_id=character_id)
+    row = rows.select_for_update().first()
+    if row is not None:
+        return row
+    lock_character(character_id)
+    model._default_manager.bulk_create(
+        [model(character_id=character_id, **(defaults or {}))], ignore_conflicts=True
+    )
+    return rows.select_for_update().get()
 
 
 def lock_rows(queryset: models.QuerySet[_ModelT]) -> models.QuerySet[_ModelT]:

@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Model
 from django.utils import timezone
@@ -100,7 +101,8 @@ def turn_write_statement(
     inserts, which are data-modifying CTEs that run only when the UPDATE found the character; the
     statement commits or fails as a whole. SQLite: the same UPDATE, upsert and INSERTs one after
     another in one immediate transaction under the settle flock (there, each statement is a library
-    call, not a round trip).
+    call, not a round trip). PostgreSQL with ``NEKOMEM_RAW_LOG_CLOCK=server`` takes the SQLite way
+    too, in a transaction under the transaction-scoped settle lock (``_one_statement``).
 
     The UPDATE matches the name as well as the cached id; when it finds no row (the character was
     deleted since), the id is looked up again, once.
@@ -116,7 +118,7 @@ def turn_write_statement(
             language_order=order,
             append_recent=append_recent,
         )
-        if connection.vendor == "postgresql":
+        if _one_statement():
             # Inside a caller's transaction (a test, an import) the statement gets a savepoint like
             # the nested atomic block of the SQLite path; on its own it is its own transaction.
             with transaction.atomic() if connection.in_atomic_block else nullcontext():
@@ -132,6 +134,14 @@ def turn_write_statement(
         if attempt == 0:
             character_id = character_id_for(name=name, cached=True)
     raise Character.DoesNotExist(f"character {name!r} vanished while its turn was written")
+
+
+def _one_statement() -> bool:
+    """Whether the turn is one statement, whose raw-log stamp is the database's clock: PostgreSQL
+    unless ``NEKOMEM_RAW_LOG_CLOCK`` is ``server``. The sequence stamps it with ``timezone.now()``
+    after the settle and row locks, so a simulated server clock (bench/years.py) reaches the raw log
+    that extraction, reflection and persona read by time."""
+    return connection.vendor == "postgresql" and settings.NEKOMEM_RAW_LOG_CLOCK == "database"
 
 
 class _TurnStatements:

@@ -20,7 +20,7 @@ from django.utils import timezone
 from facts.models import Fact
 from facts.services import facts_mark_signal_processed
 from nekomem.characters.language import character_language
-from nekomem.characters.locks import lock_character
+from nekomem.characters.locks import character_row_ensure, lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import Embedder, EmbeddingError, get_embedder
 from nekomem.evidence import Signal
@@ -392,9 +392,20 @@ def active_confirmed(*, character_id: int, now: datetime) -> list[Reflection]:
     return [r for r in confirmed.order_by("pk") if score_of(r, now=now) > 0]
 
 
+def _rebuttal_cursor(*, character_id: int) -> ReflectionCursor:
+    """The character's cursor, read plainly; a missing one is made in a short transaction of its own
+    (``character_row_ensure``), never one held across the LLM call. An import writes the same row
+    under the character lock, and an insert made outside that lock deadlocked with it."""
+    cursor = ReflectionCursor.objects.filter(character_id=character_id).first()
+    if cursor is not None:
+        return cursor
+    with transaction.atomic():
+        return character_row_ensure(ReflectionCursor, character_id)
+
+
 def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None) -> str:
     now = now or timezone.now()
-    cursor, _ = ReflectionCursor.objects.get_or_create(character_id=character_id)
+    cursor = _rebuttal_cursor(character_id=character_id)
     if not switch_enabled(POWERFUL_MEMORY):
         ReflectionCursor.objects.filter(pk=cursor.pk).update(rebuttal_checked_until=now)
         return "off: cursor advanced"

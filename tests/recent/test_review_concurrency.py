@@ -1,15 +1,26 @@
-"""The review against real concurrent writes and cancels made while the LLM "thinks"."""
+"""The review against real concurrent writes and cancels made while the LLM "thinks", and its state
+row written from two workers at once."""
 
 from __future__ import annotations
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
+from nekomem.characters.locks import character_row_ensure
 from nekomem.characters.models import Character
 from nekomem.journal.models import Job
 from recent.jobs import REVIEW_JOB, recent_job_request
-from recent.models import RecentWindowState
+from recent.models import RecentReviewState, RecentWindowState
+from recent.review import _strike, review_maybe_spawn
+from tests.characters.factories import CharacterFactory
 from tests.recent.scripting import in_own_connection, post, run_job, window
+from tests.support.concurrency import (
+    create_while_locked,
+    on_own_connection,
+    postgresql_only,
+    wait_until_waiting,
+)
 from tests.support.dataset import english_messages
 from tests.support.llm_server import json_content
 
@@ -66,3 +77,44 @@ def test_cancel_during_the_call_discards_the_result(client, llm_server):
     assert run_job(job) == ("done", "cancelled")
     assert answers == [{"status": "cancelled"}]
     assert window("Mel") == before
+
+
+@postgresql_only
+def test_a_strike_arriving_while_the_review_state_is_made_under_the_lock_does_not_deadlock():
+    # A truncated review counts its strike while review_maybe_spawn, holding the character lock,
+    # makes the same state row: the strike's insert used to deadlock with it at COMMIT.
+    character = CharacterFactory.create()
+
+    raced = create_while_locked(
+        character_id=character.pk,
+        create=lambda: _strike(character_id=character.pk, window_length=10),
+        then=lambda: review_maybe_spawn(character_id=character.pk),
+    )
+
+    assert raced.creator_waited
+    assert raced.errors == []
+    assert raced.created == 1
+    assert list(
+        RecentReviewState.objects.filter(character=character).values_list("truncation_strikes", flat=True)
+    ) == [1]
+
+
+@postgresql_only
+def test_two_strikes_at_once_count_two():
+    # The same job run twice (a lease expired under a slow reply): each run's strike counts.
+    character = CharacterFactory.create()
+    with transaction.atomic():
+        character_row_ensure(RecentReviewState, character.pk)
+    second = []
+
+    def first_strike_held_open() -> int:
+        with transaction.atomic():
+            strikes = _strike(character_id=character.pk, window_length=10)
+            second.append(on_own_connection(lambda: _strike(character_id=character.pk, window_length=10)))
+            assert wait_until_waiting(lambda: second[0].pid)
+        return strikes
+
+    first = on_own_connection(first_strike_held_open).join()
+
+    assert (first, second[0].join()) == (1, 2)
+    assert RecentReviewState.objects.get(character=character).truncation_strikes == 2

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+import time_machine
+from django.db import connection
+from django.utils import timezone
 
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for
@@ -61,11 +66,14 @@ def normalised(state: dict) -> dict:
     return state
 
 
-def test_the_statement_path_writes_exactly_what_the_orm_path_writes():
-    """PostgreSQL: one statement; SQLite: hand-built statements in one transaction."""
+@pytest.mark.parametrize("clock", ["database", "server"])
+def test_the_statement_path_writes_exactly_what_the_orm_path_writes(settings, clock):
+    """PostgreSQL: one statement, or with the server's clock hand-built statements in one
+    transaction; SQLite: hand-built statements in one transaction."""
     from nekomem.characters.locks import settled_transaction
     from recent.services.turn_write import turn_write_orm
 
+    settings.NEKOMEM_RAW_LOG_CLOCK = clock
     turns = [turn(("human", "今天去爬山了"), ("ai", "累不累？")), turn(("human", "还好"), ("ai", "那就好"))]
     CharacterFactory.create(name="statement")
     CharacterFactory.create(name="orm")
@@ -117,3 +125,30 @@ def test_a_history_too_large_for_one_statement_is_written_whole_through_the_orm(
     assert [m.position for m in window] == list(range(count + 2))
     assert RawMessage.objects.filter(character__name="big").count() == count + 2
     assert OutboxOp.objects.filter(character__name="big").count() == 2
+
+
+# Far from the real now, so a stamp from the database's clock cannot pass for it.
+TRAVELLED = datetime(2031, 3, 14, 21, 30, tzinfo=UTC)
+
+
+def raw_stamps(name: str) -> set[datetime]:
+    return set(RawMessage.objects.filter(character__name=name).values_list("timestamp", flat=True))
+
+
+def test_with_the_server_clock_the_raw_log_is_stamped_with_the_servers_simulated_time(settings):
+    settings.NEKOMEM_RAW_LOG_CLOCK = "server"
+    with time_machine.travel(TRAVELLED, tick=False):
+        turn_record(name="simulated", messages=turn(("human", "早"), ("ai", "早安")), language="zh")
+    assert raw_stamps("simulated") == {TRAVELLED}
+    assert OutboxOp.objects.filter(character__name="simulated").count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement turn: PostgreSQL")
+def test_with_the_database_clock_the_raw_log_is_stamped_with_the_databases_now(settings):
+    settings.NEKOMEM_RAW_LOG_CLOCK = "database"
+    before = timezone.now()
+    with time_machine.travel(TRAVELLED, tick=False):
+        turn_record(name="real", messages=turn(("human", "早"), ("ai", "早安")), language="zh")
+    after = timezone.now()
+    (stamp,) = raw_stamps("real")
+    assert before <= stamp <= after
