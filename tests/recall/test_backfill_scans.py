@@ -9,36 +9,43 @@ whole other index, neither of which names the partial index.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from facts.models import Fact
+from nekomem.characters.models import Character
 from recall.backfill import characters_needing_vectors, fact_vector_coverage
 from reflections.selectors import recheck_characters_in_turn
 from reflections.services.recheck import RECHECK_JOB
 from tests.characters.factories import CharacterFactory
-from tests.facts.factories import FactFactory
+from tests.facts.factories import make_fact
 
 pytestmark = pytest.mark.django_db
 
 MODEL = "muse-v3-int8/d512/int8/max2000"
 
 
-def _vectored(character, **fields) -> Fact:
-    return FactFactory(character=character, embedding="AAAA", embedding_model_id=MODEL, **fields)
+def _character(name: str) -> Character:
+    return cast(Character, CharacterFactory.create(name=name))
+
+
+def _vectored(character: Character, **fields: Any) -> Fact:
+    return make_fact(character=character, embedding="AAAA", embedding_model_id=MODEL, **fields)
 
 
 def test_characters_needing_vectors_sees_every_kind_of_missing_vector() -> None:
     """The range form of the model test keeps ``<>``'s meaning: older and newer model ids, and no vector."""
-    done = CharacterFactory(name="Done")
+    done = _character("Done")
     _vectored(done)
-    FactFactory(character=done, archived=True)  # archived: not in the cosine pool
-    older, newer, bare = (CharacterFactory(name=name) for name in ("Older", "Newer", "Bare"))
+    make_fact(character=done, archived=True)  # archived: not in the cosine pool
+    older, newer, bare = (_character(name) for name in ("Older", "Newer", "Bare"))
     _vectored(older)
-    FactFactory(character=older, embedding="AAAA", embedding_model_id="minilm-l6-int8/d384")
-    FactFactory(character=newer, embedding="AAAA", embedding_model_id="zz-model/d512")
-    FactFactory(character=bare, embedding_model_id=MODEL)  # a model id left behind, no vector
+    make_fact(character=older, embedding="AAAA", embedding_model_id="minilm-l6-int8/d384")
+    make_fact(character=newer, embedding="AAAA", embedding_model_id="zz-model/d512")
+    make_fact(character=bare, embedding_model_id=MODEL)  # a model id left behind, no vector
 
     assert sorted(characters_needing_vectors(model_id=MODEL)) == sorted([older.pk, newer.pk, bare.pk])
     coverage = fact_vector_coverage(MODEL)
@@ -60,9 +67,9 @@ def _plan(sql: str) -> str:
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the plans read are PostgreSQL's")
 def test_the_backfill_tick_finds_its_characters_without_scanning_the_facts() -> None:
-    character = CharacterFactory()
+    character = _character("Ann")
     _vectored(character)
-    FactFactory(character=character)
+    make_fact(character=character)
     statements = _facts_statements(lambda: characters_needing_vectors(model_id=MODEL))
     assert statements
     for sql in statements:
@@ -72,9 +79,9 @@ def test_the_backfill_tick_finds_its_characters_without_scanning_the_facts() -> 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the plans read are PostgreSQL's")
 def test_the_schema_recheck_tick_finds_v1_facts_without_scanning_or_sorting_them() -> None:
-    character = CharacterFactory()
-    FactFactory(character=character, schema_version=1)
-    FactFactory(character=character, schema_version=1)
+    character = _character("Ann")
+    make_fact(character=character, schema_version=1)
+    make_fact(character=character, schema_version=1)
     _vectored(character)
 
     found: list[list[int]] = []
