@@ -277,6 +277,21 @@ class Tracer:
         directory.mkdir(parents=True, exist_ok=True)
         self.log = (directory / "calls.jsonl").open("a", encoding="utf-8")
         self.n = 0
+        # The cyclic collector's pauses land in whichever request is running; their cost grows with
+        # every live object in the process, not with the request's own character.
+        self.gc_ms = 0.0
+        self.gc_runs: Counter[int] = Counter()
+        self._gc_began = 0.0
+        import gc
+
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_began = time.perf_counter()
+        else:
+            self.gc_ms += (time.perf_counter() - self._gc_began) * 1000
+            self.gc_runs[info["generation"]] += 1
 
     @contextlib.contextmanager
     def call(self, route: str, character: str) -> Any:
@@ -286,6 +301,7 @@ class Tracer:
         from recall import index_cache
 
         before = Counter(index_cache.counters)
+        gc_ms_before, gc_runs_before = self.gc_ms, Counter(self.gc_runs)
         profiler = cProfile.Profile() if self.profile_ms is not None else None
         wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
         if profiler is not None:
@@ -305,6 +321,8 @@ class Tracer:
                 "cpu_ms": round((time.process_time() - cpu) * 1000, 2),
                 "thread_cpu_ms": round(own_ms, 2),
                 "index": dict(Counter(index_cache.counters) - before),
+                "gc_ms": round(self.gc_ms - gc_ms_before, 2),
+                "gc_generations": {str(g): n for g, n in (self.gc_runs - gc_runs_before).items()},
                 "threads": sorted(t.name for t in threading.enumerate() if t is not threading.main_thread()),
             }
             self.seen.add((route, character))
@@ -818,8 +836,12 @@ def main() -> None:
             if day in quarter_ends:
                 label = f"Q{len(quarters) + 1}"
                 if years.tracer is not None:
+                    import gc
+
                     years.tracer.quarter = label
                     years.tracer.seen.clear()
+                    tracked = len(gc.get_objects())
+                    print(f"  {label}: {tracked} objects tracked by the collector", file=sys.stderr)
                 latencies = years.probe(traveller, day)
                 quarter = years.measure(label, day + 1, latencies, time.perf_counter() - began)
                 quarters.append(quarter)
