@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import itertools
 import json
@@ -282,8 +283,6 @@ class Tracer:
         self.gc_ms = 0.0
         self.gc_runs: Counter[int] = Counter()
         self._gc_began = 0.0
-        import gc
-
         gc.callbacks.append(self._on_gc)
 
     def _on_gc(self, phase: str, info: dict[str, int]) -> None:
@@ -836,8 +835,6 @@ def main() -> None:
             if day in quarter_ends:
                 label = f"Q{len(quarters) + 1}"
                 if years.tracer is not None:
-                    import gc
-
                     years.tracer.quarter = label
                     years.tracer.seen.clear()
                     tracked = len(gc.get_objects())
