@@ -320,7 +320,8 @@ WIRE_PATHS: dict[str, Json] = {
     "/internal/memory/{name}/theater/stories": {
         "get": _operation(
             "wire_theater_stories",
-            "Theater stories with their capsules: {ok, stories: [{story_id, title, memory_summaries}]}",
+            "Theater stories: {ok, stories: [{story_id, title, memory_summaries: [one summary string per "
+            "session]}]}",
             {"200": _json("WireObject", "stories"), "404": _json("WireObject", "character_not_found")},
             secret=True,
         )
@@ -328,8 +329,12 @@ WIRE_PATHS: dict[str, Json] = {
     "/internal/memory/{name}/theater/forget": {
         "post": _operation(
             "wire_theater_forget",
-            "Forget a story {story_id}: {ok, removed_recent, removed_time_index, forget_marker}",
-            {"200": _json("WireObject", "forgotten"), "404": _json("WireObject", "character_not_found")},
+            "Forget a story {story_id: 1..256}: {ok, removed_recent, removed_time_index, forget_marker}",
+            {
+                "200": _json("WireObject", "forgotten"),
+                "404": _json("WireObject", "character_not_found"),
+                "422": _json("WireObject", "story_id_required, or an id over 256 characters"),
+            },
             body="WireObject",
             secret=True,
         )
@@ -337,9 +342,13 @@ WIRE_PATHS: dict[str, Json] = {
     "/internal/memory/{name}/theater/retract": {
         "post": _operation(
             "wire_theater_retract",
-            "Retract a session's capsule {story_id, session_id, archive_through_revision, "
-            "archive_request_id?, archive_attempt?}: {ok, removed_recent, removed_time_index}",
-            {"200": _json("WireObject", "retracted"), "404": _json("WireObject", "character_not_found")},
+            "Retract a session's capsule {story_id, session_id (1..256), archive_through_revision ≥ 0, "
+            "archive_request_id? ≤ 160, archive_attempt? ≥ 0}: {ok, removed_recent, removed_time_index}",
+            {
+                "200": _json("WireObject", "retracted"),
+                "404": _json("WireObject", "character_not_found"),
+                "422": _json("WireObject", "theater_episode_identity_required, or a field out of range"),
+            },
             body="WireObject",
             secret=True,
         )
@@ -347,12 +356,15 @@ WIRE_PATHS: dict[str, Json] = {
     "/internal/memory/{name}/repetition_insights": {
         "post": _operation(
             "wire_repetition_insights",
-            "Phrases repeated across the last replies {language?, assistant_message_limit?: 3..100}: "
-            "{success, schema_version, artifact_type, character_name, language, parameters, summary, "
-            "candidates}",
-            {"200": _json("WireObject", "insights"), "400": _json("WireObject", "bad limit")},
+            "Phrases repeated across the last replies {language: en|es|pt|ru|ja|ko|zh-CN|zh-TW, "
+            "assistant_message_limit?: 3..100 = 100}: {success, schema_version, artifact_type, "
+            "character_name, language, parameters, summary, candidates}",
+            {
+                "200": _json("WireObject", "insights"),
+                "404": _json("WireObject", "character_not_found"),
+                "422": _json("WireObject", "a missing or unknown language, or a limit outside 3..100"),
+            },
             body="WireObject",
-            body_required=False,
             secret=True,
         )
     },

@@ -131,8 +131,8 @@ class TheaterCapsule(models.Model):
     character = models.ForeignKey(
         Character, on_delete=models.CASCADE, related_name="theater_capsules", db_index=False
     )
-    story_id = models.CharField(max_length=200)
-    session_id = models.CharField(max_length=200)
+    story_id = models.CharField(max_length=256)
+    session_id = models.CharField(max_length=256)
     title = models.CharField(max_length=200, blank=True)
     archive_through_revision = models.BigIntegerField(default=0)
     summary = models.TextField(help_text="The episode summary (the message's content).")
@@ -172,8 +172,8 @@ class TheaterTombstone(models.Model):
         Character, on_delete=models.CASCADE, related_name="theater_tombstones", db_index=False
     )
     kind = models.CharField(max_length=8, choices=Kind.choices)
-    story_id = models.CharField(max_length=200)
-    session_id = models.CharField(max_length=200, blank=True)
+    story_id = models.CharField(max_length=256)
+    session_id = models.CharField(max_length=256, blank=True)
     archive_through_revision = models.BigIntegerField(null=True, blank=True)
     archive_request_id = models.CharField(max_length=160, blank=True)
     archive_attempt = models.BigIntegerField(null=True, blank=True)

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nekomem.language.codes import supported_language
-
 SCHEMA_VERSION = 1
 ARTIFACT_TYPE = "repetition_insights"
 MIN_MESSAGES, MAX_MESSAGES = 3, 100
@@ -36,14 +34,6 @@ EXAMPLE_CHARS = 120
 
 _SEGMENT_SPLIT = re.compile(r"[^\w\s]+|_+")
 _WORD = re.compile(r"[\w']+")
-
-
-def insight_language(code: str | None) -> str | None:
-    """The panel's language codes: zh-CN and zh-TW for Chinese, the bare code otherwise."""
-    normalised = supported_language(code)
-    if normalised is None:
-        return None
-    return "zh-CN" if normalised == "zh" else normalised
 
 
 Run = str | tuple[str, ...]  # a stretch of text between punctuation: characters or words

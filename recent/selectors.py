@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
-from django.utils import timezone
 
 from nekomem.language.tables import load_locale_tables
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
@@ -218,21 +217,20 @@ def theater_capsules_newest(*, character_id: int, limit: int) -> list[tuple[str,
 
 
 def theater_stories(*, character_id: int) -> list[dict[str, Any]]:
-    """``theater/stories``: each story with its capsules (oldest session first)."""
+    """``theater/stories`` as the original answers it (reference §1.8, corrections): each story
+    exactly ``{story_id, title, memory_summaries}``, the summaries plain strings, one per session
+    (oldest first, empty ones skipped), the title the newest ``story_title`` else the id."""
     stories: dict[str, dict[str, Any]] = {}
     for capsule in TheaterCapsule.objects.filter(character_id=character_id).order_by("created_at", "id"):
         story = stories.setdefault(
-            capsule.story_id, {"story_id": capsule.story_id, "title": capsule.title, "memory_summaries": []}
+            capsule.story_id, {"story_id": capsule.story_id, "title": "", "memory_summaries": []}
         )
         story["title"] = capsule.title or story["title"]
-        story["memory_summaries"].append(
-            {
-                "session_id": capsule.session_id,
-                "archive_through_revision": capsule.archive_through_revision,
-                "episode_summary": capsule.summary,
-                "updated_at": timezone.localtime(capsule.updated_at).isoformat(),
-            }
-        )
+        summary = capsule.summary.strip()
+        if summary:
+            story["memory_summaries"].append(summary)
+    for story in stories.values():
+        story["title"] = story["title"] or story["story_id"]
     return list(stories.values())
 
 

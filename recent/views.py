@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from nekomem.characters.language import character_language, language_arrival_stamp
+from nekomem.characters.language import language_arrival_stamp
 from nekomem.characters.selectors import character_get
 from nekomem.http import (
     BadRequestBody,
@@ -25,12 +25,12 @@ from recent.messages import parse_history
 from recent.rendering import recent_history_text
 from recent.repetition import (
     ARTIFACT_TYPE,
+    INSIGHT_LANGUAGES,
     MAX_CANDIDATES,
     MAX_MESSAGES,
     MIN_MESSAGES,
     MIN_REPLIES,
     SCHEMA_VERSION,
-    insight_language,
     repetition_analyse,
 )
 from recent.review import review_cancel
@@ -202,7 +202,7 @@ def theater_forget(request: HttpRequest, name: str) -> HttpResponse:
             character_id=character_id, story_id=_theater_body(request).get("story_id")
         )
     except TheaterRequestError as exc:
-        return json_error(str(exc), status=400, error_code=str(exc), ok=False)
+        return json_error(str(exc), status=422, error_code=str(exc), ok=False)
     return json_ok(
         {
             "ok": True,
@@ -231,7 +231,7 @@ def theater_retract(request: HttpRequest, name: str) -> HttpResponse:
             archive_attempt=body.get("archive_attempt"),
         )
     except TheaterRequestError as exc:
-        return json_error(str(exc), status=400, error_code=str(exc), ok=False)
+        return json_error(str(exc), status=422, error_code=str(exc), ok=False)
     return json_ok(
         {
             "ok": True,
@@ -244,26 +244,33 @@ def theater_retract(request: HttpRequest, name: str) -> HttpResponse:
 # --- repetition insights (reference §1.7) ------------------------------------------------------------------
 
 
+def _insight_request(body: dict) -> tuple[str, int]:
+    """``language`` and ``assistant_message_limit`` as the original's request model takes them:
+    the language one of the panel's eight codes exactly, the limit an integer 3..100 (100 when
+    absent); anything else raises ``BadRequestBody``, never a fallback (reference §1.8)."""
+    language = body.get("language")
+    if not isinstance(language, str) or language not in INSIGHT_LANGUAGES:
+        raise BadRequestBody(f"language is required and must be one of {', '.join(INSIGHT_LANGUAGES)}")
+    limit = body.get("assistant_message_limit", MAX_MESSAGES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MESSAGES <= limit <= MAX_MESSAGES:
+        raise BadRequestBody(
+            f"assistant_message_limit must be an integer from {MIN_MESSAGES} to {MAX_MESSAGES}"
+        )
+    return language, limit
+
+
 @csrf_exempt
 @require_POST
 @validated_name
 def repetition_insights(request: HttpRequest, name: str) -> HttpResponse:
     """A local, read-only analysis of the character's last replies for phrases it keeps repeating."""
     try:
-        body = read_json_object(request)
+        language, limit = _insight_request(read_json_object(request))
     except BadRequestBody as exc:
-        return json_ok({"success": False, "error": str(exc)}, status=400)
-    limit = body.get("assistant_message_limit", MAX_MESSAGES)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_MESSAGES <= limit <= MAX_MESSAGES:
-        error = f"assistant_message_limit must be an integer from {MIN_MESSAGES} to {MAX_MESSAGES}"
-        return json_ok({"success": False, "error": error}, status=400)
-    requested = body.get("language")
-    if requested is not None and not isinstance(requested, str):
-        return json_ok({"success": False, "error": "language must be a string"}, status=400)
+        return json_error(str(exc), status=422, error_code="invalid_request")
     character = character_get(name=name)
     if character is None:
         return json_ok({"success": False, "error_code": "character_not_found"}, status=404)
-    language = insight_language(requested) or insight_language(character_language(character)) or "en"
     replies = assistant_replies_newest(character_id=character.pk, limit=limit)
     analysis = repetition_analyse(replies=replies, language=language)
     return json_ok(

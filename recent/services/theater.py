@@ -31,7 +31,9 @@ THEATER_SOURCE = "theater_numeric_v2"
 EPISODE_TIER = "episode_summary"
 MAX_IDEMPOTENCY_KEY = 160
 MAX_FORGET_MARKER = 128
-MAX_ID_CHARS = 200
+IDENTITY_REQUIRED = "theater_episode_identity_required"
+MAX_ID_CHARS = 256
+MAX_TITLE_CHARS = 200
 
 
 class TheaterRequestError(ValueError):
@@ -69,10 +71,22 @@ def _optional_int(value: object, *, field: str) -> int | None:
     return None if value is None or value == "" else _revision(value, field=field)
 
 
-def _identifier(value: object, *, field: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
+def _identifier(value: object, *, field: str, blank: str | None = None) -> str:
+    """A story or session id, trimmed (the original strips them before matching). ``blank`` is the
+    error a management route answers for an id that is only whitespace."""
+    if not isinstance(value, str) or len(value) > MAX_ID_CHARS:
         raise TheaterRequestError(f"{field}_invalid")
-    return value
+    if not value.strip():
+        raise TheaterRequestError(blank or f"{field}_invalid")
+    return value.strip()
+
+
+def _count(value: object, *, field: str) -> int:
+    """A revision or attempt a management route takes: an integer ≥ 0."""
+    number = _revision(value, field=field)
+    if number < 0:
+        raise TheaterRequestError(f"{field}_invalid")
+    return number
 
 
 @dataclass(frozen=True)
@@ -164,7 +178,7 @@ def theater_capsule_record(
             return "cached"  # the same archive request again (a retry)
         existing = capsules.filter(story_id=story_id, session_id=session_id).first()
         fields = {
-            "title": str(title)[:MAX_ID_CHARS],
+            "title": str(title)[:MAX_TITLE_CHARS],
             "archive_through_revision": revision,
             "summary": summary,
             "message": message,
@@ -194,7 +208,7 @@ class TheaterRemoved:
 def theater_story_forget(*, character_id: int, story_id: object) -> TheaterRemoved:
     """Remove the story's capsules and issue a fresh forget marker; a later capsule of the story is
     kept only if it carries it. Calling again removes nothing more (and issues a new marker)."""
-    story = _identifier(story_id, field="story_id")
+    story = _identifier(story_id, field="story_id", blank="story_id_required")
     marker = secrets.token_urlsafe(24)
     with settled_transaction(character_id):
         removed, _ = TheaterCapsule.objects.filter(character_id=character_id, story_id=story).delete()
@@ -219,14 +233,15 @@ def theater_session_retract(
     """Remove the session's capsule archived through ``archive_through_revision`` or earlier, after
     recording a tombstone that drops writes of that revision or earlier still in flight (and, with
     an ``archive_request_id``, that request's writes of that attempt or earlier). Idempotent."""
-    story = _identifier(story_id, field="story_id")
-    session = _identifier(session_id, field="session_id")
-    revision = _revision(archive_through_revision, field="archive_through_revision")
-    if archive_request_id is not None and (
-        not isinstance(archive_request_id, str) or len(archive_request_id) > MAX_IDEMPOTENCY_KEY
-    ):
+    story = _identifier(story_id, field="story_id", blank=IDENTITY_REQUIRED)
+    session = _identifier(session_id, field="session_id", blank=IDENTITY_REQUIRED)
+    revision = _count(archive_through_revision, field="archive_through_revision")
+    if archive_request_id is None:
+        archive_request_id = ""
+    if not isinstance(archive_request_id, str) or len(archive_request_id) > MAX_IDEMPOTENCY_KEY:
         raise TheaterRequestError("archive_request_id_invalid")
-    attempt = _optional_int(archive_attempt, field="archive_attempt")
+    archive_request_id = archive_request_id.strip()
+    attempt = None if archive_attempt is None else _count(archive_attempt, field="archive_attempt")
     with settled_transaction(character_id):
         TheaterTombstone.objects.get_or_create(
             character_id=character_id,
@@ -281,7 +296,7 @@ def theater_capsules_replace(*, character_id: int, messages: list[dict[str, Any]
             character_id=character_id,
             story_id=story,
             session_id=session,
-            title=str((theater_metadata(message) or {}).get("story_title") or "")[:MAX_ID_CHARS],
+            title=str((theater_metadata(message) or {}).get("story_title") or "")[:MAX_TITLE_CHARS],
             archive_through_revision=revision,
             summary=message_text(message["data"].get("content")),
             message=message,

@@ -78,13 +78,39 @@ def test_a_chinese_planted_phrase_is_found_by_character_ngrams(client, internal_
 
 def test_the_limit_is_checked_and_the_default_is_one_hundred(client, internal_client):
     _store(client, "Mel", "memorybank-en", "always here for you my friend", every=2, language="en")
-    for bad in (2, 101, "10", True):
-        assert _ask(internal_client, "Mel", assistant_message_limit=bad).status_code == 400
-    body = _ask(internal_client, "Mel").json()
+    for bad in (2, 101, "10", True, 10.5, None):
+        refused = _ask(internal_client, "Mel", language="en", assistant_message_limit=bad)
+        assert refused.status_code == 422
+        assert refused.json()["error_code"] == "invalid_request"
+        assert "assistant_message_limit" in refused.json()["message"]
+    body = _ask(internal_client, "Mel", language="en").json()
     assert body["parameters"]["assistant_message_limit"] == 100
-    # Without a language in the body, the character's stored locale (en, from /cache) is used.
-    assert body["language"] == "en"
-    assert _ask(internal_client, "nobody").status_code == 404
+    assert _ask(internal_client, "nobody", language="en").status_code == 404
+
+
+def test_the_language_is_required_and_one_of_the_eight_codes_without_a_fallback(client, internal_client):
+    # The character's stored locale (en, from /cache) is no fallback for a missing language.
+    _store(client, "Mel", "memorybank-en", "always here for you my friend", every=2, language="en")
+    for body in (
+        {},
+        {"language": None},
+        {"language": "fr"},
+        {"language": "zh"},
+        {"language": "EN"},
+        {"language": 7},
+    ):
+        refused = _ask(internal_client, "Mel", **body)
+        assert refused.status_code == 422, body
+        assert refused.json() == {
+            "status": "error",
+            "message": "language is required and must be one of en, es, pt, ru, ja, ko, zh-CN, zh-TW",
+            "error_code": "invalid_request",
+        }
+    for code in ("en", "es", "pt", "ru", "ja", "ko", "zh-CN", "zh-TW"):
+        answer = _ask(internal_client, "Mel", language=code, assistant_message_limit=3)
+        assert (answer.status_code, answer.json()["language"]) == (200, code)
+    # The refusal comes before the lookup, as the original validates its body first.
+    assert _ask(internal_client, "nobody").status_code == 422
 
 
 def test_a_phrase_inside_a_longer_one_repeated_as_often_is_left_out():

@@ -79,8 +79,71 @@ def test_the_same_archive_twice_is_one_capsule(client, internal_client):
     stories = internal_client.get("/internal/memory/Mel/theater/stories").json()
     assert stories["ok"] is True
     (story,) = stories["stories"]
-    assert (story["story_id"], story["title"]) == (STORY, "The Lighthouse")
-    assert [s["episode_summary"] for s in story["memory_summaries"]] == [SUMMARY]
+    assert story == {"story_id": STORY, "title": "The Lighthouse", "memory_summaries": [SUMMARY]}
+
+
+def test_stories_list_plain_summaries_per_session_skip_empty_ones_and_fall_back_to_the_id(
+    client, internal_client
+):
+    archive(client, message=capsule_message(session="s1", summary_text="  first session  "))
+    archive(client, message=capsule_message(session="s2", summary_text="   "))
+    archive(client, message=capsule_message(session="s3", summary_text="third session"))
+    untitled = capsule_message(story="story-forest", summary_text="the forest")
+    del untitled["data"]["metadata"]["story_title"]
+    archive(client, message=untitled)
+    stories = internal_client.get("/internal/memory/Mel/theater/stories").json()
+    assert stories == {
+        "ok": True,
+        "stories": [
+            {
+                "story_id": STORY,
+                "title": "The Lighthouse",
+                "memory_summaries": ["first session", "third session"],
+            },
+            {"story_id": "story-forest", "title": "story-forest", "memory_summaries": ["the forest"]},
+        ],
+    }
+
+
+def _post(internal_client, route: str, body: dict[str, Any]):
+    return internal_client.post(
+        f"/internal/memory/Mel/theater/{route}", data=json.dumps(body), content_type="application/json"
+    )
+
+
+def test_forget_and_retract_validate_their_ids_and_numbers_as_the_original(client, internal_client):
+    archive(client)
+    for blank in ("", "   "):
+        refused = _post(internal_client, "forget", {"story_id": blank})
+        assert refused.status_code == 422
+        assert refused.json()["error_code"] == "story_id_required"
+    assert _post(internal_client, "forget", {"story_id": "s" * 257}).status_code == 422
+    assert _post(internal_client, "forget", {"story_id": 5}).status_code == 422
+    forgot = _post(internal_client, "forget", {"story_id": "s" * 256})
+    assert forgot.status_code == 200 and forgot.json()["removed_recent"] == 0
+
+    valid = {"story_id": STORY, "session_id": "s1", "archive_through_revision": 3}
+    for field in ("story_id", "session_id"):
+        refused = _post(internal_client, "retract", {**valid, field: "  "})
+        assert refused.status_code == 422
+        assert refused.json()["error_code"] == "theater_episode_identity_required"
+        assert _post(internal_client, "retract", {**valid, field: "x" * 257}).status_code == 422
+    for bad in (
+        {"archive_through_revision": -1},
+        {"archive_through_revision": None},
+        {"archive_request_id": "r" * 161},
+        {"archive_request_id": 3},
+        {"archive_attempt": -1},
+        {"archive_attempt": "two"},
+    ):
+        refused = _post(internal_client, "retract", {**valid, **bad})
+        assert refused.status_code == 422, bad
+        assert refused.json()["ok"] is False
+    assert TheaterCapsule.objects.count() == 1  # nothing refused removed anything
+    edge = {**valid, "archive_request_id": "r" * 160, "archive_attempt": 0}
+    retracted = _post(internal_client, "retract", edge)
+    assert retracted.json() == {"ok": True, "removed_recent": 1, "removed_time_index": 0}
+    assert "forget_marker" not in retracted.json()
 
 
 def test_a_later_revision_replaces_the_sessions_capsule_and_an_older_one_does_not(client):
