@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from facts.models import Fact
-from facts.selectors import fact_get, fact_list
+from facts.selectors import fact_list
 from facts.services import fact_delete, fact_update
 from facts.services.records import FILE_KEYS
-from nekomem.api import CharacterScopedMixin
+from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
+from nekomem.subjects import SUBJECTS_ALL
 
 
 class FactSerializer(serializers.ModelSerializer):
@@ -24,7 +25,7 @@ class FactSerializer(serializers.ModelSerializer):
     class Meta:
         model = Fact
         # The file's keys (``id`` is ``fact_id``), plus what only the database keeps.
-        fields = [*FILE_KEYS, "archived", "archived_at", "extra", "updated_at"]
+        fields = [*FILE_KEYS, "subject_key", "archived", "archived_at", "extra", "updated_at"]
         read_only_fields = fields
 
 
@@ -41,6 +42,7 @@ class FactFilterSerializer(serializers.Serializer):
     archived = serializers.BooleanField(required=False, allow_null=True, default=None)
     start = serializers.DateTimeField(required=False)
     end = serializers.DateTimeField(required=False)
+    subject = SubjectFilterField()
 
 
 _FILTERS = [
@@ -50,6 +52,7 @@ _FILTERS = [
     OpenApiParameter("archived", OpenApiTypes.BOOL, description="omit for active and archived together"),
     OpenApiParameter("start", OpenApiTypes.DATETIME, description="event start at or after"),
     OpenApiParameter("end", OpenApiTypes.DATETIME, description="event start before"),
+    SUBJECT_PARAMETER,
 ]
 
 
@@ -63,7 +66,9 @@ class FactViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """A character's facts; archived ones included unless filtered (each fact appears once)."""
+    """A character's facts; archived ones included unless filtered (each fact appears once). The list
+    shows the master's facts unless ``subject`` says otherwise; retrieve, edit and delete find a
+    group-chat subject's fact by its id too, as the memory browser does."""
 
     serializer_class = FactSerializer
     lookup_field = "fact_id"
@@ -73,7 +78,7 @@ class FactViewSet(
     def get_queryset(self) -> Any:
         character = self.get_character()
         if self.action != "list":
-            return fact_list(character_id=character.pk)
+            return fact_list(character_id=character.pk, subject=SUBJECTS_ALL)
         filters = FactFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         f = filters.validated_data
@@ -85,19 +90,21 @@ class FactViewSet(
             archived=f.get("archived"),
             start=f.get("start"),
             end=f.get("end"),
+            subject=f["subject"],
         )
 
     def partial_update(self, request: Request, name: str, fact_id: str) -> Response:
         character = self.get_character()
         edit = FactEditSerializer(data=request.data)
         edit.is_valid(raise_exception=True)
-        if fact_get(character_id=character.pk, fact_id=fact_id) is None:
-            raise Http404("no such fact")
-        fact = fact_update(character_id=character.pk, fact_id=fact_id, **edit.validated_data)
+        self.get_object()  # 404 before anything is written
+        fact = fact_update(
+            character_id=character.pk, fact_id=fact_id, with_subjects=True, **edit.validated_data
+        )
         return Response(FactSerializer(fact).data)
 
     def destroy(self, request: Request, name: str, fact_id: str) -> Response:
-        forgotten = fact_delete(character_id=self.get_character().pk, fact_id=fact_id)
+        forgotten = fact_delete(character_id=self.get_character().pk, fact_id=fact_id, with_subjects=True)
         if forgotten is None:
             raise Http404("no such fact")
         return Response(forgotten.as_json())

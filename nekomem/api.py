@@ -6,13 +6,16 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from rest_framework import exceptions
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName
 from nekomem.errors import Conflict
+from nekomem.subjects import SUBJECTS_ALL_WORD, SubjectError, subject_filter_parse
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -40,3 +43,28 @@ class CharacterScopedMixin:
         if character is None:
             raise Http404("no such character")
         return character
+
+
+class SubjectFilterField(serializers.CharField):
+    """A list route's ``subject``: the memory browser's subject filter (``subject_filter_parse``),
+    a value that cannot be a subject key a 400."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, allow_blank=True, trim_whitespace=False, default="", **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        try:
+            return subject_filter_parse(super().to_internal_value(data))
+        except SubjectError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
+SUBJECT_PARAMETER = OpenApiParameter(
+    "subject",
+    OpenApiTypes.STR,
+    description=(
+        "whose rows: empty or omitted for the master's private memory, "
+        f"`{SUBJECTS_ALL_WORD}` for every row (the master's and every group-chat subject's), or one "
+        "subject key `<kind>:<subject_id>` (e.g. `group_participant:qq:7788:1001`) for that subject's rows"
+    ),
+)

@@ -112,6 +112,24 @@ class PrivateRowsManager(models.Manager[_M]):
 
 
 SUBJECTS_ALL = "*"  # a browser filter: every row, the master's and every subject's
+SUBJECTS_ALL_WORD = "all"  # the same filter as a REST client writes it
+
+
+def subject_filter_parse(raw: str) -> str:
+    """The subject filter of the memory browser and the REST list routes: "" the master's private
+    memory, ``all`` (or ``*``) every row, any other value one subject key (``<kind>:<subject_id>``).
+    Returns what ``subject_rows`` takes; raises ``SubjectError`` for a value that cannot be a key."""
+    if raw in (SUBJECTS_ALL, SUBJECTS_ALL_WORD):
+        return SUBJECTS_ALL
+    if raw == "":
+        return ""
+    kind, _, subject_id = raw.partition(":")
+    if not kind or not subject_id or len(raw) > KEY_MAX or not raw.isprintable():
+        raise SubjectError(
+            f"subject must be empty (the master's memory), {SUBJECTS_ALL_WORD!r}, or a subject key "
+            f"<kind>:<subject_id> of at most {KEY_MAX} printable characters"
+        )
+    return raw
 
 
 def subject_rows(manager: models.Manager[_M], subject: str) -> models.QuerySet[_M]:

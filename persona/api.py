@@ -14,9 +14,10 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from nekomem.api import CharacterScopedMixin
+from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
 from nekomem.errors import Conflict
 from nekomem.runtime.api import PowerfulMemoryConfigView, SwitchSerializer
+from nekomem.subjects import SUBJECTS_ALL
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.selectors import (
     persona_corrections_dropped,
@@ -49,6 +50,7 @@ class PersonaEntrySerializer(serializers.ModelSerializer):
             "text",
             "source",
             "source_id",
+            "subject_key",
             "protected",
             "evidence_score",
             "reinforcement",
@@ -84,6 +86,7 @@ class EntryEditSerializer(serializers.Serializer):
 
 class EntryFilterSerializer(serializers.Serializer):
     archived = serializers.BooleanField(required=False, default=False)
+    subject = SubjectFilterField()
 
 
 @extend_schema_view(
@@ -93,13 +96,16 @@ class EntryFilterSerializer(serializers.Serializer):
                 "archived",
                 OpenApiTypes.BOOL,
                 description="entries the archive sweep moved into a shard instead",
-            )
+            ),
+            SUBJECT_PARAMETER,
         ]
     )
 )
 class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     """A character's persona entries with their evidence (``?archived=true``: the archived ones, which
-    ``restore`` brings back); card entries are read-only here."""
+    ``restore`` brings back); card entries are read-only here. The list shows the master's entries
+    unless ``subject`` says otherwise; retrieve, edit and delete find an entry of a group-chat
+    subject's section by its id too, as the memory browser does."""
 
     serializer_class = PersonaEntrySerializer
     lookup_field = "entry_id"
@@ -108,9 +114,11 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
         filters = EntryFilterSerializer(data=self.request.query_params)
         filters.is_valid(raise_exception=True)
         character_id = self.get_character().pk
+        # Retrieve finds any row by its id; only the list is filtered by subject.
+        subject = filters.validated_data["subject"] if self.action == "list" else SUBJECTS_ALL
         if filters.validated_data["archived"]:
-            return persona_entries_archived(character_id=character_id)
-        return persona_entries_live(character_id=character_id)
+            return persona_entries_archived(character_id=character_id, subject=subject)
+        return persona_entries_live(character_id=character_id, subject=subject)
 
     def retrieve(self, request: Request, name: str, entry_id: str) -> Response:
         return Response(PersonaEntrySerializer(self.get_object()).data)
@@ -131,7 +139,10 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
         incoming.is_valid(raise_exception=True)
         try:
             entry = persona_entry_edit(
-                character_id=self.get_character().pk, entry_id=entry_id, text=incoming.validated_data["text"]
+                character_id=self.get_character().pk,
+                entry_id=entry_id,
+                text=incoming.validated_data["text"],
+                with_subjects=True,
             )
         except PersonaEntry.DoesNotExist:
             raise Http404("no such entry") from None
@@ -139,7 +150,9 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
 
     def destroy(self, request: Request, name: str, entry_id: str) -> Response:
         try:
-            forgotten = persona_entry_delete(character_id=self.get_character().pk, entry_id=entry_id)
+            forgotten = persona_entry_delete(
+                character_id=self.get_character().pk, entry_id=entry_id, with_subjects=True
+            )
         except PersonaEntry.DoesNotExist:
             raise Http404("no such entry") from None
         return Response(forgotten.as_json())

@@ -51,10 +51,13 @@ def persona_sections(*, character_id: int, subject: str = "") -> list[PersonaSec
     return list(sections.order_by("position", "pk"))
 
 
-def persona_entries_live(*, character_id: int) -> QuerySet[PersonaEntry]:
-    """Entries of ``persona.json`` (not in an archive shard), in file order within each section."""
-    return PersonaEntry.objects.filter(character_id=character_id, archive_shard_path__isnull=True).order_by(
-        "position", "pk"
+def persona_entries_live(*, character_id: int, subject: str = "") -> QuerySet[PersonaEntry]:
+    """Entries of ``persona.json`` (not in an archive shard), in file order within each section;
+    ``subject`` the browser's filter (``nekomem.subjects.subject_rows``), "" the master's only."""
+    return (
+        subject_rows(PersonaEntry.with_subjects, subject)
+        .filter(character_id=character_id, archive_shard_path__isnull=True)
+        .order_by("position", "pk")
     )
 
 

@@ -14,7 +14,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from nekomem.api import CharacterScopedMixin
+from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
+from nekomem.subjects import SUBJECTS_ALL
 from reflections.models import Reflection
 from reflections.selectors import reflection_list
 from reflections.services import (
@@ -47,6 +48,7 @@ class ReflectionSerializer(serializers.ModelSerializer):
             "relation_type",
             "temporal_scope",
             "subject",
+            "subject_key",
             "event_start_at",
             "event_end_at",
             "evidence_score",
@@ -72,6 +74,7 @@ class ReflectionSerializer(serializers.ModelSerializer):
 class ReflectionFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Reflection.Status.choices, required=False)
     archived = serializers.BooleanField(required=False, allow_null=True, default=None)
+    subject = SubjectFilterField()
 
 
 class ReflectionEditSerializer(serializers.Serializer):
@@ -91,13 +94,17 @@ _ACTIONS = {
         parameters=[
             OpenApiParameter("status", OpenApiTypes.STR, enum=Reflection.Status.values),
             OpenApiParameter("archived", OpenApiTypes.BOOL, description="in an archive shard or not"),
+            SUBJECT_PARAMETER,
         ]
     )
 )
 class ReflectionViewSet(
     CharacterScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
-    """A character's reflections with their evidence score and clocks."""
+    """A character's reflections with their evidence score and clocks. The list shows the master's
+    reflections unless ``subject`` says otherwise; retrieve, edit and delete find a group-chat
+    subject's reflection by its id too, as the memory browser does (confirm, deny, archive and
+    restore act on the master's reflections only, as there)."""
 
     serializer_class = ReflectionSerializer
     lookup_field = "reflection_id"
@@ -105,6 +112,8 @@ class ReflectionViewSet(
 
     def get_queryset(self) -> Any:
         character = self.get_character()
+        if self.action == "retrieve":
+            return reflection_list(character_id=character.pk, subject=SUBJECTS_ALL)
         if self.action != "list":
             return reflection_list(character_id=character.pk)
         filters = ReflectionFilterSerializer(data=self.request.query_params)
@@ -113,6 +122,7 @@ class ReflectionViewSet(
             character_id=character.pk,
             status=filters.validated_data.get("status"),
             archived=filters.validated_data.get("archived"),
+            subject=filters.validated_data["subject"],
         )
 
     def _act(self, name: str, reflection_id: str) -> Response:
@@ -132,6 +142,7 @@ class ReflectionViewSet(
                 character_id=self.get_character().pk,
                 reflection_id=reflection_id,
                 text=incoming.validated_data["text"],
+                with_subjects=True,
             )
         except Reflection.DoesNotExist:
             raise Http404("no such reflection") from None
@@ -141,7 +152,9 @@ class ReflectionViewSet(
     def destroy(self, request: Request, name: str, reflection_id: str) -> Response:
         """Delete the reflection and every copy of its text; answers what was removed."""
         try:
-            forgotten = reflection_delete(character_id=self.get_character().pk, reflection_id=reflection_id)
+            forgotten = reflection_delete(
+                character_id=self.get_character().pk, reflection_id=reflection_id, with_subjects=True
+            )
         except Reflection.DoesNotExist:
             raise Http404("no such reflection") from None
         return Response(forgotten.as_json())

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from nekomem.subjects import KEY_MAX, SUBJECTS_ALL
+from nekomem.subjects import SUBJECTS_ALL, SubjectError, subject_filter_parse
 
 
 @dataclass(frozen=True)
@@ -55,14 +55,12 @@ def browser_subjects(character_id: int) -> list[BrowserSubject]:
 
 
 def subject_chosen(request: HttpRequest) -> str:
-    """The page's ``subject`` parameter: "" (private), ``*`` (all) or a subject key; anything that
+    """The page's ``subject`` parameter (``nekomem.subjects.subject_filter_parse``); anything that
     cannot be a key reads as private, so a bad link never shows more than the master's memory."""
-    raw = request.GET.get("subject", "")
-    if raw == SUBJECTS_ALL:
-        return raw
-    if ":" not in raw or len(raw) > KEY_MAX or not raw.isprintable():
+    try:
+        return subject_filter_parse(request.GET.get("subject", ""))
+    except SubjectError:
         return ""
-    return raw
 
 
 def subject_filter_context(request: HttpRequest, character_id: int) -> dict[str, Any]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from persona.models import PersonaCorrection
+from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_ensure
 from persona.services.records import card_entry_id
 from tests.persona.factories import make_entry
@@ -69,3 +69,39 @@ def test_a_contradicting_add_is_refused_and_resolved_by_hand(client, character):
         if not row["protected"]
     ]
     assert texts == ["主人早上喝美式咖啡，冬天喝热的"]
+
+
+MEMBER = "group_participant:qq:7788:1001"
+
+
+def _ids(response) -> list[str]:
+    rows = response.json()
+    rows = rows["results"] if isinstance(rows, dict) else rows
+    return sorted(r["id"] for r in rows)
+
+
+def test_the_list_takes_the_subject_filter_and_a_subjects_entry_is_reached_by_id(client, character):
+    master = make_entry(character=character, text="主人收藏邮票")
+    member = make_entry(character=character, section=f"@subject/{MEMBER}", text="群友1001住在海边")
+    url = base(character) + "entries/"
+    assert _ids(client.get(url)) == [master.entry_id]
+    assert _ids(client.get(url, {"subject": "all"})) == sorted([master.entry_id, member.entry_id])
+    assert _ids(client.get(url, {"subject": MEMBER})) == [member.entry_id]
+    assert _ids(client.get(url, {"subject": MEMBER, "archived": "true"})) == []
+    refused = client.get(url, {"subject": "no-colon"})
+    assert refused.status_code == 400 and "subject" in refused.json()["errors"]
+
+    one = url + f"{member.entry_id}/"
+    retrieved = client.get(one).json()
+    assert (retrieved["text"], retrieved["subject_key"], retrieved["entity"]) == (
+        "群友1001住在海边",
+        MEMBER,
+        f"@subject/{MEMBER}",
+    )
+    edited = client.patch(one, {"text": "群友1001住在海岛上"}, content_type="application/json")
+    assert edited.status_code == 200 and edited.json()["text"] == "群友1001住在海岛上"
+    assert PersonaEntry.with_subjects.get(pk=member.pk).text == "群友1001住在海岛上"
+    assert client.delete(one).status_code == 200
+    assert not PersonaEntry.with_subjects.filter(pk=member.pk).exists()
+    assert client.get(one).status_code == 404
+    assert PersonaEntry.objects.filter(pk=master.pk).exists()

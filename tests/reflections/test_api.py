@@ -47,3 +47,34 @@ def test_funnel_rejects_bad_input(client, character):
     assert response.status_code == 400
     body = client.get("/api/memory/funnel/小天").json()
     assert body["lanlan_name"] == "小天" and len(body["counts"]) == 10
+
+
+MEMBER = "group_participant:qq:7788:1001"
+
+
+def _ids(response) -> list[str]:
+    rows = response.json()
+    rows = rows["results"] if isinstance(rows, dict) else rows
+    return sorted(r["id"] for r in rows)
+
+
+def test_the_list_takes_the_subject_filter_and_a_subjects_reflection_is_reached_by_id(client, character):
+    master = make_reflection(character=character)
+    member = make_reflection(character=character, subject_key=MEMBER, text="群友1001似乎很爱钓鱼")
+    assert _ids(client.get(BASE)) == [master.reflection_id]
+    assert _ids(client.get(BASE, {"subject": "all"})) == sorted([master.reflection_id, member.reflection_id])
+    assert _ids(client.get(BASE, {"subject": MEMBER})) == [member.reflection_id]
+    assert _ids(client.get(BASE, {"subject": MEMBER, "status": "confirmed"})) == []
+    refused = client.get(BASE, {"subject": "nobody"})
+    assert refused.status_code == 400 and "subject" in refused.json()["errors"]
+
+    url = f"{BASE}{member.reflection_id}/"
+    retrieved = client.get(url).json()
+    assert (retrieved["text"], retrieved["subject_key"]) == ("群友1001似乎很爱钓鱼", MEMBER)
+    edited = client.patch(url, {"text": "群友1001似乎很爱海钓"}, content_type="application/json")
+    assert edited.status_code == 200
+    assert Reflection.with_subjects.get(pk=member.pk).text == "群友1001似乎很爱海钓"
+    assert client.delete(url).status_code == 200
+    assert not Reflection.with_subjects.filter(pk=member.pk).exists()
+    assert client.get(url).status_code == 404
+    assert Reflection.objects.filter(pk=master.pk).exists()
