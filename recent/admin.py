@@ -4,7 +4,15 @@
 from django.contrib import admin
 
 from nekomem.admin import ServiceWrittenAdmin
-from recent.models import RawMessage, RecentMessage, RecentMeta, RecentReviewState, RecentWindowState
+from recent.models import (
+    RawMessage,
+    RecentMessage,
+    RecentMeta,
+    RecentReviewState,
+    RecentWindowState,
+    TheaterCapsule,
+    TheaterTombstone,
+)
 
 
 @admin.register(RecentMessage)
@@ -54,3 +62,45 @@ class RecentReviewStateAdmin(ServiceWrittenAdmin):
         "truncation_strikes",
         "paused_at_length",
     )
+
+
+@admin.register(TheaterCapsule)
+class TheaterCapsuleAdmin(ServiceWrittenAdmin):
+    """Archived theater episodes, one per (story, session). Forgetting a story goes through
+    ``theater/forget`` or the memory browser's recent page, which leave the tombstone that keeps a
+    late write from bringing it back."""
+
+    list_display = (
+        "character",
+        "story_id",
+        "session_id",
+        "title",
+        "archive_through_revision",
+        "archive_attempt",
+        "updated_at",
+    )
+    list_filter = ("character",)
+    # Ids and the story's title; the summary is memory text and is not searched.
+    search_fields = ("story_id", "session_id", "title", "idempotency_key")
+    list_select_related = ("character",)
+    date_hierarchy = "updated_at"
+
+
+@admin.register(TheaterTombstone)
+class TheaterTombstoneAdmin(ServiceWrittenAdmin):
+    """Retractions and forgets that later capsule writes are checked against."""
+
+    list_display = (
+        "character",
+        "kind",
+        "story_id",
+        "session_id",
+        "archive_through_revision",
+        "archive_request_id",
+        "archive_attempt",
+        "created_at",
+    )
+    list_filter = ("kind", "character")
+    search_fields = ("story_id", "session_id", "archive_request_id")
+    list_select_related = ("character",)
+    date_hierarchy = "created_at"

@@ -6,11 +6,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.utils import timezone
 
 from nekomem.admin import ServiceWrittenAdmin
 from nekomem.characters.api import CharacterSerializer
-from nekomem.characters.models import Character, MemoryChange
+from nekomem.characters.models import Character, CharacterRelease, MemoryChange
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
+from nekomem.characters.selectors import RELEASE_HOLD_STALE
 
 # What a person edits (``CharacterSerializer``'s writable fields); the rest is written by services.
 EDITABLE_CHARACTER_FIELDS = ("name", "master_name", "master_nicknames", "card")
@@ -75,3 +77,17 @@ class MemoryChangeAdmin(ServiceWrittenAdmin):
     list_select_related = ("character",)
     # One row per bump: a long log is counted only when a filter narrows it.
     show_full_result_count = False
+
+
+@admin.register(CharacterRelease)
+class CharacterReleaseAdmin(ServiceWrittenAdmin):
+    """A ``/release_character`` in progress: while its row is fresh the character's writes answer 409.
+    A stale row (a crashed release) is ignored by the fence and shown as such here."""
+
+    list_display = ("name", "started_at", "fencing")
+    search_fields = ("name",)
+    date_hierarchy = "started_at"
+
+    @admin.display(description="fences writes", boolean=True)
+    def fencing(self, obj: CharacterRelease) -> bool:
+        return obj.started_at >= timezone.now() - RELEASE_HOLD_STALE

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import factory
+from django.utils import timezone
 
-from nekomem.characters.models import Character
+from nekomem.characters.models import Character, CharacterRelease
 
 
 class CharacterFactory(factory.django.DjangoModelFactory[Character]):
@@ -14,3 +15,13 @@ class CharacterFactory(factory.django.DjangoModelFactory[Character]):
 
     name = factory.Sequence(lambda n: f"角色{n}")
     master_name = "阿凛"
+
+
+class CharacterReleaseFactory(factory.django.DjangoModelFactory[CharacterRelease]):
+    """A ``/release_character`` in progress."""
+
+    class Meta:
+        model = CharacterRelease
+
+    name = factory.Sequence(lambda n: f"角色{n}")
+    started_at = factory.LazyFunction(timezone.now)

@@ -1,19 +1,67 @@
 from __future__ import annotations
 
-import factory
+import base64
+import struct
 
-from recall.models import RawTurnVector
+import factory
+from django.utils import timezone
+
+from recall.models import RawTurnVector, ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
+from tests.characters.factories import CharacterFactory
 from tests.recent.factories import RawMessageFactory
 
 
 class RawTurnVectorFactory(factory.django.DjangoModelFactory[RawTurnVector]):
-    """The cached vector of one raw turn (the fields as stored; no real embedding)."""
+    """The cached vector of one raw turn (the fields as stored; a four-dimensional vector)."""
 
     class Meta:
         model = RawTurnVector
 
     raw = factory.SubFactory(RawMessageFactory)
     character = factory.SelfAttribute("raw.character")
-    embedding = factory.Sequence(lambda n: f"vector-{n}")
+    # base64 of float16 values, as the backfill stores it (the admin shows its dimensions)
+    embedding = factory.Sequence(lambda n: base64.b64encode(struct.pack("<4e", n % 7, 1, 0, -1)).decode())
     embedding_text_sha256 = factory.Sequence(lambda n: f"{n:064x}")
     embedding_model_id = "model-a"
+
+
+MEMBER_KEY = "group_participant:qq:7788:1001"
+
+
+class SubjectRecordFactory(factory.django.DjangoModelFactory[SubjectRecord]):
+    class Meta:
+        model = SubjectRecord
+
+    character = factory.SubFactory(CharacterFactory)
+    subject_key = factory.Sequence(lambda n: f"group_participant:qq:7788:{1000 + n}")
+    subject_kind = "group_participant"
+    subject_id = factory.LazyAttribute(lambda o: o.subject_key.partition(":")[2])
+    scope = factory.SelfAttribute("subject_key")
+    display_name = "小明"
+    last_write_at = factory.LazyFunction(timezone.now)
+
+
+class SubjectForgetEpochFactory(factory.django.DjangoModelFactory[SubjectForgetEpoch]):
+    class Meta:
+        model = SubjectForgetEpoch
+
+    character = factory.SubFactory(CharacterFactory)
+    subject_key = factory.Sequence(lambda n: f"participant:qq:{1000 + n}")
+    epoch = 3
+    generation = 1
+    forgotten_at = factory.LazyFunction(timezone.now)
+
+
+class ScopedWriteKeyFactory(factory.django.DjangoModelFactory[ScopedWriteKey]):
+    """A keyed ``scoped_history`` write that was applied."""
+
+    class Meta:
+        model = ScopedWriteKey
+
+    character = factory.SubFactory(CharacterFactory)
+    key = factory.Sequence(lambda n: f"group-digest-{n}")
+    fingerprint = factory.Sequence(lambda n: f"{n:064x}")
+    subject_keys = f"\n{MEMBER_KEY}\n"
+    status = ScopedWriteKey.Status.DONE
+    answer = factory.Dict({"status": "processed"})
+    created_at = factory.LazyFunction(timezone.now)
