@@ -278,3 +278,35 @@ def test_unexpected_failure_is_500_knowledge_error(post):
     answer = post("packs/remove", {"pack_id": "memes.test"})
     assert answer.status_code == 500
     assert answer.json() == {"ok": False, "reason": "knowledge_error"}
+
+
+def test_query_matches_the_chinese_entry_by_alias_and_renders_the_block(imported, post, get):
+    imported()
+    answer = post("query", {"query": "雪豹闭嘴", "language": "zh", "budget_ms": 2000}).json()
+    assert answer["ok"] is True and answer["result"] == "matched"
+    assert answer["hits"][0] == {"pack_id": "memes.test", "title": "芝士雪豹", "material_type": "knowledge"}
+    assert answer["card_ids"][0] == "memes.test/芝士雪豹"
+    assert "======以下为本地公共知识参考======" in answer["context"]
+    assert answer["retrieval_mode"] in {"bm25", "hybrid"} and answer["elapsed_ms"] >= 0
+    assert answer["tool_available"] is True
+    english = post("query", {"query": "what is a rickroll", "language": "en"}).json()
+    assert english["result"] == "matched" and english["hits"][0]["title"] == "Rickroll"
+    diagnostics = get("diagnostics/recent").json()["queries"]
+    assert diagnostics[0]["entry_title"] == "Rickroll" and "query" not in diagnostics[0]
+
+
+def test_query_never_returns_a_disabled_entry_and_sample_by_tag(imported, post):
+    imported()
+    post("entry/disabled", {"pack_id": "memes.test", "title": "Rickroll", "disabled": True})
+    answer = post("query", {"query": "rickroll"}).json()
+    assert all(hit["title"] != "Rickroll" for hit in answer["hits"])
+    sample = post("query", {"query": "domain:meme", "mode": "sample", "limit": 5}).json()
+    assert sample["result"] == "matched" and sample["retrieval_mode"] == "sample"
+    assert [hit["title"] for hit in sample["hits"]] == ["芝士雪豹"]
+
+
+def test_query_miss_and_material_type_filter(imported, post):
+    imported()
+    assert post("query", {"query": "完全无关的内容 zebra"}).json()["result"] == "miss"
+    corpus_only = post("query", {"query": "rickroll", "material_type": "corpus"}).json()
+    assert corpus_only["result"] == "miss" and corpus_only["context"] == ""
