@@ -751,9 +751,11 @@ def knowledge_query(
     limit: int = 3,
     budget_ms: int = QUERY_BUDGET_DEFAULT,
     language: str | None = None,
+    explain: bool = False,
 ) -> dict[str, Any]:
     """Look up (or sample) entries for the chat's tool; never raises. ``result`` is one of matched,
-    miss, timeout, busy, error, disabled, unavailable; ``context`` is "" unless matched."""
+    miss, timeout, busy, error, disabled, unavailable; ``context`` is "" unless matched. ``explain``
+    (the browser's query box, never the wire) adds ``ranks``: each hit's rank on every path."""
     started = time.monotonic()
     mode = mode if mode in QUERY_MODES else "lookup"
     material_type = material_type if material_type in QUERY_MATERIAL_TYPES else "auto"
@@ -772,6 +774,8 @@ def knowledge_query(
             "retrieval_mode": extra.get("retrieval_mode", ""),
             "elapsed_ms": elapsed,
         }
+        if explain:
+            answer["ranks"] = list(extra.get("ranks") or [])
         try:
             with transaction.atomic():
                 QueryRecord.objects.create(
@@ -819,4 +823,5 @@ def knowledge_query(
         hits=outcome.hits,
         card_ids=outcome.card_ids,
         retrieval_mode=outcome.retrieval_mode,
+        ranks=outcome.ranks,
     )

@@ -37,6 +37,8 @@ urlpatterns = [
     path("", include("mcp_server.urls")),
     # The memory browser: the front door, then each layer's pages under /browse/<name>/<layer>/.
     path("", include("nekomem.browser.urls")),
+    # Pages about no one character (knowledge is shared by all of them).
+    path("knowledge/", include("knowledge.browser_urls")),
     path("browse/<str:name>/", include("recent.browser_urls")),
     path("browse/<str:name>/", include("facts.browser_urls")),
     path("browse/<str:name>/", include("reflections.browser_urls")),

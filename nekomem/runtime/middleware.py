@@ -167,7 +167,7 @@ def _is_loopback(address: str) -> bool:
 SECRET_ONLY_PREFIXES = ("/internal/", "/shutdown", "/reload")
 # Routes protected by Django's session + CSRF: they take HTML form bodies, and off loopback they ask
 # for the admin's login instead of the bearer token (a browser cannot send one).
-SESSION_PROTECTED_PREFIXES = ("/admin/", "/browse/")
+SESSION_PROTECTED_PREFIXES = ("/admin/", "/browse/", "/knowledge/")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
