@@ -10,6 +10,7 @@ else the browser's ``Accept-Language``, else the server's default), one sentence
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -86,6 +87,14 @@ class AskForm(forms.Form):
     limit = forms.IntegerField(required=False, min_value=1, max_value=10)
 
 
+def _stamped(row: dict[str, Any], *fields: str) -> dict[str, Any]:
+    """``row`` with its ISO time fields (as the routes answer them) as datetimes, for the template."""
+    return {
+        **row,
+        **{name: datetime.fromisoformat(row[name]) if row.get(name) else None for name in fields},
+    }
+
+
 def _hit_rows(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """Each hit with its rank on every path (None where it did not come through that path)."""
     ranks = answer.get("ranks") or []
@@ -120,7 +129,10 @@ def knowledge_page(request: HttpRequest) -> HttpResponse:
         )
         answer = {**answer, "hits": _hit_rows(answer)}
     jobs = [
-        {**job, "reason_text": reason_text(job["reason"], language) if job.get("reason") else ""}
+        {
+            **_stamped(job, "created_at", "updated_at"),
+            "reason_text": reason_text(job["reason"], language) if job.get("reason") else "",
+        }
         for job in selectors.knowledge_jobs_list()
     ]
     status = selectors.knowledge_status()
@@ -133,7 +145,10 @@ def knowledge_page(request: HttpRequest) -> HttpResponse:
             "languages": SUPPORTED_LANGUAGES,
             "language_query": urlencode({"lang": language}),
             "status": status,
-            "packs": selectors.knowledge_packs_list() if status.get("ready") else [],
+            "packs": [
+                _stamped(pack, "installed_at", "updated_at")
+                for pack in (selectors.knowledge_packs_list() if status.get("ready") else [])
+            ],
             "jobs": jobs,
             "entries": entries,
             "entry_query": chosen.get("q") or "",

@@ -131,9 +131,12 @@ def _require_ready() -> None:
 
 
 @contextmanager
-def store_write(*, wait: float = WRITE_WAIT_SECONDS) -> Iterator[None]:
-    """The store's lock and one transaction, or ``knowledge_busy`` after ``wait`` seconds."""
-    _require_ready()
+def store_write(*, wait: float = WRITE_WAIT_SECONDS, background: bool = False) -> Iterator[None]:
+    """The store's lock and one transaction, or ``knowledge_busy`` after ``wait`` seconds.
+    ``background``: a job in the task cluster, whose process never runs the server's startup (so it is
+    never "ready"); a ready server accepted the job, and the storage gate still applies to it."""
+    if not background:
+        _require_ready()
     with store_lock("knowledge", timeout=wait) as held:
         if not held:
             raise KnowledgeRefused("knowledge_busy")
@@ -466,7 +469,7 @@ def _version_build(
 def _version_switch(*, job: KnowledgeImport, current: Any, version: PackVersion) -> None:
     """Make ``version`` the one that answers, in one transaction; ``_Stopped`` when the job was
     cancelled meanwhile (nothing then changed)."""
-    with store_write(wait=SWITCH_WAIT_SECONDS):
+    with store_write(wait=SWITCH_WAIT_SECONDS, background=True):
         now = timezone.now()
         # The gate: a cancel and this switch each change the row only from its pending state.
         if not current.filter(state=ImportState.BUILDING).update(state=ImportState.ACTIVE, updated_at=now):
