@@ -185,3 +185,20 @@ def test_an_index_built_from_the_previous_one_answers_as_one_built_afresh() -> N
     assert titles(incremental, "条目17") == []
     # Nothing changed in the rows: the postings are shared, not copied.
     assert build_index("v3", later, previous=incremental).view is incremental.view
+
+
+def test_a_build_tokenised_in_a_child_process_answers_as_one_tokenised_here() -> None:
+    records = [meme(), duck(), greeting(), *FILLER]
+    here = build_index("v1", records)
+    child = build_index("v1", records, offload_rows=1)
+    later = [*records[:-3], entry("新梗", "新的网络流行语条目。", aliases=("xg",))]
+    child_later = build_index("v2", later, previous=child, offload_rows=1)
+    here_later = build_index("v2", later, previous=here)
+    assert child.view is not here.view and child_later.view.dead == here_later.view.dead == 3
+    for query in ["绝绝子", "explaining code to a duck", "早安问候", "天气美食", "新的网络流行语", "xg"]:
+        assert child.rank(query, material_type="auto", limit=5) == here.rank(
+            query, material_type="auto", limit=5
+        )
+        assert child_later.rank(query, material_type="auto", limit=5) == here_later.rank(
+            query, material_type="auto", limit=5
+        )

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  the wire lines stay whole so they can be compared with the reference by eye
 """The answer block: the original's fence lines and card labels in all eight locales, and pack text
 that can neither speak as a chat role nor close the fence."""
 
