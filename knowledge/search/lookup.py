@@ -172,19 +172,19 @@ def knowledge_index_forget() -> None:
 _embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="knowledge-query-vector")
 
 
-def _query_vector_started(query: str) -> Future[np.ndarray] | None:
-    """The query's vector being computed, or None when no model is loaded (none is loaded for it)."""
-    if not embeddings.is_available(load=False):
+def _vector_scores_started(index: KnowledgeIndex, query: str) -> Future[np.ndarray | None] | None:
+    """The query's chunk cosines being computed on a worker (the query vector, then the product with the
+    chunk vectors), or None when there are no chunk vectors or no loaded model (none is loaded for it)."""
+    if not index.has_vectors or not embeddings.is_available(load=False):
         return None
     embedder = embeddings.get_embedder(wait=False)
     if embedder is None:
         return None
-    return _embedding_pool.submit(embedder.embed_query, " ".join(query.split()))
+    text = " ".join(query.split())
+    return _embedding_pool.submit(lambda: index.vector_scores(embedder.embed_query(text)))
 
 
-def _query_vector(started: Future[np.ndarray] | None, deadline: float) -> np.ndarray | None:
-    if started is None:
-        return None
+def _arrived(started: Future[np.ndarray | None], deadline: float) -> np.ndarray | None:
     try:
         return started.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
@@ -221,7 +221,6 @@ def knowledge_lookup(
 
     default_mode = "sample" if sample else "bm25"
     try:
-        vector_started = None if sample or not query else _query_vector_started(query)
         index = _cache.get(entries_version, load_entries, timeout=max(0.0, deadline - time.monotonic()))
         if index is None:
             return outcome("timeout", default_mode)
@@ -231,9 +230,16 @@ def knowledge_lookup(
             ranked = index.sample(query, material_type=material_type, limit=limit, rng=_rng)
             retrieval_mode = "sample"
         else:
-            vector = _query_vector(vector_started, deadline) if index.has_vectors else None
-            retrieval_mode = "hybrid" if vector is not None else "bm25"
-            ranked = index.rank(query, material_type=material_type, limit=limit, query_vector=vector)
+            started_scores = _vector_scores_started(index, query)
+            arrived: list[bool] = []
+
+            def vector_scores() -> np.ndarray | None:
+                scores = _arrived(started_scores, deadline) if started_scores is not None else None
+                arrived.append(scores is not None)
+                return scores
+
+            ranked = index.rank(query, material_type=material_type, limit=limit, vector_scores=vector_scores)
+            retrieval_mode = "hybrid" if arrived and arrived[0] else "bm25"
         if not ranked:
             return outcome("miss", retrieval_mode)
         return outcome(retrieval_mode=retrieval_mode, **_matched(index, ranked, language))
