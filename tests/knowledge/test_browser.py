@@ -319,3 +319,22 @@ def test_a_disabled_entry_never_reaches_the_query_box(client: Client) -> None:
     )
     body = client.get("/knowledge/", {"ask": "猫猫拳", "lang": "zh"}).content.decode()
     assert "- [猫猫拳]" not in body
+
+
+def test_a_query_naming_an_entry_shows_it_first_on_the_exact_path(client: Client) -> None:
+    install()
+    body = client.get("/knowledge/", {"ask": "猫猫拳", "lang": "en"}).content.decode()
+    first = body.split('data-testid="knowledge-query-hit"', 1)[1].split("</tr>", 1)[0]
+    cells = [cell.split("</td>", 1)[0] for cell in first.split("<td>")[1:]]
+    assert "猫猫拳" in cells[1]
+    assert cells[3] == "#1"  # the exact column
+    assert "- [猫猫拳]" in body.split('data-testid="knowledge-context">', 1)[1]
+
+
+def test_the_wire_query_carries_no_ranks(client: Client) -> None:
+    """Ranks are the query box's; the chat's answer keeps the original's fields."""
+    from knowledge.services import knowledge_query
+
+    install()
+    assert "ranks" not in knowledge_query(query="猫猫拳", language="zh")
+    assert knowledge_query(query="猫猫拳", language="zh", explain=True)["ranks"][0]["exact"] == 1
