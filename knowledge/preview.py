@@ -1,14 +1,15 @@
 """What importing a pack would change, worked out without importing it: the Knowledge page shows this
-before the user presses Import. Validation and chunking are the import's own (``pack_prepare``), so a
-pack the preview accepts is refused later only for the store's state (capacity, a running job)."""
+before the user presses Import. Validation, chunking, the capacity check and the running-job check are
+the import's own, in the import's order, so a pack the preview accepts is refused later only when the
+store changed meanwhile (another import, a busy store)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
 from knowledge.packs import Pack, PackEntry, PackRejected, PackSource, pack_decode
-from knowledge.selectors import knowledge_installed_packs
-from knowledge.services import pack_prepare
+from knowledge.selectors import knowledge_imports_pending, knowledge_installed_packs
+from knowledge.services import _capacity_check, pack_prepare
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,12 @@ class PackPreview:
 def _installed_pack(pack_id: str) -> tuple[Pack, str, list[str]] | None:
     """The installed version of ``pack_id`` (decoded), its sha256 and its disabled title keys."""
     installed = knowledge_installed_packs().filter(pack_id=pack_id).first()
-    if installed is None or installed.version is None:
-        return None
+    if installed is None or installed.version is None or installed.broken:
+        return None  # a broken pack is replaced whole, as the import does
     try:
         pack = pack_decode(bytes(installed.version.canonical))
     except PackRejected:
-        return None  # a broken installed copy: the upload replaces it whole
+        return None
     return pack, installed.version.sha256, list(installed.disabled_titles or [])
 
 
@@ -54,11 +55,20 @@ def knowledge_pack_preview(*, raw: bytes) -> PackPreview:
         added=[entry.title for entry in pack.entries],
     )
     installed = _installed_pack(pack.pack_id)
+    if installed is not None and prepared.sha256 == installed[1]:
+        return replace(preview, installed=True, unchanged=True, added=[])
+    if knowledge_imports_pending().filter(pack_id=pack.pack_id).exists():
+        raise PackRejected("job_in_progress")
+    _capacity_check(
+        pack_id=pack.pack_id,
+        entries=len(pack.entries),
+        chunks=prepared.chunks_total,
+        size=len(prepared.canonical),
+        staged=sum(knowledge_imports_pending().values_list("staged_bytes", flat=True)),
+    )
     if installed is None:
         return preview
-    old_pack, old_sha256, disabled = installed
-    if prepared.sha256 == old_sha256:
-        return replace(preview, installed=True, unchanged=True, added=[])
+    old_pack, _, disabled = installed
     old: dict[str, PackEntry] = {entry.key: entry for entry in old_pack.entries}
     new_keys = {entry.key for entry in pack.entries}
     return replace(

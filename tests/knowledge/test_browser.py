@@ -338,3 +338,31 @@ def test_the_wire_query_carries_no_ranks(client: Client) -> None:
     install()
     assert "ranks" not in knowledge_query(query="猫猫拳", language="zh")
     assert knowledge_query(query="猫猫拳", language="zh", explain=True)["ranks"][0]["exact"] == 1
+
+
+def test_the_preview_says_when_the_store_has_no_room_for_the_pack(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install()
+    monkeypatch.setattr("knowledge.services.MAX_PACKS", 1)
+    other = pack_payload()
+    other["pack_id"] = "neko-more"
+    body = client.post(
+        "/knowledge/preview/", {"pack": upload(pack_bytes(other)), "lang": "zh"}
+    ).content.decode()
+    assert escape(reason_text("capacity_packs", "zh")) in body and 'data-importable="false"' in body
+    # A new version of an installed pack takes its place: no room is needed.
+    payload = pack_payload()
+    payload["entries"][0]["summary"] = "新的摘要"
+    again = client.post("/knowledge/preview/", {"pack": upload(pack_bytes(payload))}).content.decode()
+    assert 'data-importable="true"' in again and "猫猫拳" in again.split('data-testid="preview-changed">')[1]
+
+
+def test_the_preview_says_when_the_same_pack_is_already_being_imported(client: Client) -> None:
+    client.post("/knowledge/import/", {"pack": upload(pack_bytes())})
+    payload = pack_payload()
+    payload["entries"][0]["summary"] = "新的摘要"
+    body = client.post(
+        "/knowledge/preview/", {"pack": upload(pack_bytes(payload)), "lang": "pt"}
+    ).content.decode()
+    assert escape(reason_text("job_in_progress", "pt")) in body
