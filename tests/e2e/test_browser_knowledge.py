@@ -99,6 +99,7 @@ def test_a_pack_is_previewed_imported_disabled_in_part_and_queried(server: Serve
         == "ファイルが正しい UTF-8 の JSON ではありません。"
     )
     assert page.get_by_test_id("pack-import-button").is_disabled()
+    page.screenshot(path=str(SCREENSHOT_DIR / "knowledge-refused.png"))
 
     # Import.
     page.get_by_test_id("pack-file").set_input_files(str(PACK))
