@@ -366,3 +366,15 @@ def test_the_preview_says_when_the_same_pack_is_already_being_imported(client: C
         "/knowledge/preview/", {"pack": upload(pack_bytes(payload)), "lang": "pt"}
     ).content.decode()
     assert escape(reason_text("job_in_progress", "pt")) in body
+
+
+def test_a_hostile_page_cannot_switch_knowledge_off() -> None:
+    install()
+    guarded = Client(enforce_csrf_checks=True)
+    cross_site = guarded.post(
+        "/knowledge/settings/", {"enabled": "false"}, HTTP_ORIGIN="https://evil.example"
+    )
+    assert cross_site.status_code == 403
+    no_token = guarded.post("/knowledge/settings/", {"enabled": "false"})
+    assert no_token.status_code == 403
+    assert selectors.knowledge_store().enabled is True
