@@ -105,8 +105,7 @@ def test_a_pack_is_previewed_imported_disabled_in_part_and_queried(server: Serve
     page.get_by_test_id("pack-file").set_input_files(str(PACK))
     page.get_by_test_id("pack-preview-ok").wait_for()
     page.get_by_test_id("pack-import-button").click()
-    page.wait_for_load_state()
-    assert page.locator('[data-testid="knowledge-job"]').first.is_visible()
+    page.locator('[data-testid="knowledge-job"]').first.wait_for()  # the page after the import's redirect
     wait_for_pack(server, "neko-memes")
     page.reload()
     row = page.locator('[data-testid="knowledge-pack"][data-pack-id="neko-memes"]')
@@ -115,12 +114,7 @@ def test_a_pack_is_previewed_imported_disabled_in_part_and_queried(server: Serve
     # Disable one entry: it stays listed, marked, and the chat never gets it.
     entry = page.locator('[data-testid="knowledge-entry"][data-title="呼噜声"]')
     entry.get_by_test_id("entry-toggle").click()
-    page.wait_for_load_state()
-    assert (
-        page.locator('[data-testid="knowledge-entry"][data-title="呼噜声"]')
-        .get_by_test_id("entry-disabled")
-        .is_visible()
-    )
+    entry.get_by_test_id("entry-disabled").wait_for()  # the page after the switch's redirect
     entries = internal(server, "GET", "/internal/knowledge/entries?pack_id=neko-memes")["items"]
     assert {item["title"]: item["disabled"] for item in entries} == {
         "猫猫拳": False,
@@ -146,3 +140,16 @@ def test_a_pack_is_previewed_imported_disabled_in_part_and_queried(server: Serve
     first = page.get_by_test_id("knowledge-query-hit").first
     assert "猫猫拳" in first.inner_text() and "#1" in first.inner_text()
     page.screenshot(path=str(SCREENSHOT_DIR / "knowledge-page.png"), full_page=True)
+
+    # Remove asks first; declined, nothing happens; accepted, the pack is gone.
+    remove = page.locator('[data-testid="knowledge-pack"][data-pack-id="neko-memes"]').get_by_role(
+        "button", name="移除 Remove"
+    )
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    remove.click()
+    assert internal(server, "GET", "/internal/knowledge/packs")["packs"] != []
+    page.once("dialog", lambda dialog: dialog.accept())
+    remove.click()
+    page.get_by_text("还没有知识包").wait_for()
+    assert page.locator('[data-testid="knowledge-pack"]').count() == 0
+    assert internal(server, "GET", "/internal/knowledge/packs")["packs"] == []
