@@ -2,13 +2,15 @@
 entries version, the query vector within the caller's budget, the answer block.
 
 The index of a version is built once per process, by the first lookup that needs it (or the store's
-``knowledge_index_refresh`` after a change), from the previous version's index. The entries are read
-in the caller's thread (the store's read sees the caller's transaction); the tokenising runs on a
-builder thread the caller waits for at most its budget, so a lookup answers ``timeout`` rather than
-outwait its budget, and the build goes on for the next one. The query vector comes from the kernel's
-model only when it is already loaded (a lookup never loads a model) and is computed beside the lexical
-paths; when it is not there within the budget the lookup answers from exact and BM25 alone
-(``retrieval_mode: "bm25"``).
+``knowledge_index_refresh`` after a change), from the previous version's index. A version may be
+``"<entries>#<vectors>"``: when only the part after ``#`` changed (chunk vectors filled in), lookups
+keep answering from the previous index until the new one is built; any other change is waited for. The
+entries are read in the caller's thread (the store's read sees the caller's transaction); the
+tokenising runs on a builder thread (a child process for a large one) the caller waits for at most its
+budget, so a lookup answers ``timeout`` rather than outwait its budget, and the build goes on for the
+next one. The query vector comes from the kernel's model only when it is already loaded (a lookup never
+loads a model) and is computed beside the lexical paths; when it is not there within the budget the
+lookup answers from exact and BM25 alone (``retrieval_mode: "bm25"``).
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ class _IndexCache:
                 self._sequence += 1
                 build = self._builds[version] = _Build(self._sequence)
             previous = self._current
+        # Only the vectors changed: the current index answers (with fewer vectors) while the new one builds.
+        answering = previous if previous is not None and same_entries(previous.version, version) else None
         if starter:
             try:
                 records = list(load())
@@ -116,6 +120,8 @@ class _IndexCache:
                 name="knowledge-index",
                 daemon=True,
             ).start()
+        if answering is not None:
+            return answering
         if not build.done.wait(timeout):
             return None
         if build.error is not None:
@@ -147,6 +153,11 @@ class _IndexCache:
 
 
 _cache = _IndexCache()
+
+
+def same_entries(version: str, other: str) -> bool:
+    """Whether two entries versions differ in their vectors part alone (``"<entries>#<vectors>"``)."""
+    return "#" in version and "#" in other and version.split("#", 1)[0] == other.split("#", 1)[0]
 
 
 def _vector_dim() -> int | None:
