@@ -92,10 +92,17 @@ class _IndexCache:
         return index if index is not None and index.version == version else None
 
     def get(
-        self, version: str, load: Callable[[], Iterable[SearchEntry]], *, timeout: float | None
+        self,
+        version: str,
+        load: Callable[[], Iterable[SearchEntry]],
+        *,
+        timeout: float | None,
+        previous_ok: bool = True,
     ) -> KnowledgeIndex | None:
         """The index of ``version``, waiting for its build at most ``timeout`` seconds (None: as long as it
-        takes); None when it is not ready in time. Raises what the entries' read or the build raised."""
+        takes); None when it is not ready in time. With ``previous_ok`` an index of the same entries (only
+        the vectors part of the version differs) answers at once while the new one builds. Raises what the
+        entries' read or the build raised."""
         with self._lock:
             index = self.current(version)
             if index is not None:
@@ -107,7 +114,8 @@ class _IndexCache:
                 build = self._builds[version] = _Build(self._sequence)
             previous = self._current
         # Only the vectors changed: the current index answers (with fewer vectors) while the new one builds.
-        answering = previous if previous is not None and same_entries(previous.version, version) else None
+        stale_ok = previous_ok and previous is not None and same_entries(previous.version, version)
+        answering = previous if stale_ok else None
         if starter:
             try:
                 records = list(load())
@@ -170,7 +178,7 @@ def knowledge_index_refresh(
 ) -> None:
     """Build the index of ``entries_version`` now, in the caller's time (the store calls it after a change
     commits, and at start), so no lookup waits for it."""
-    _cache.get(entries_version, load_entries, timeout=None)
+    _cache.get(entries_version, load_entries, timeout=None, previous_ok=False)
 
 
 def knowledge_index_forget() -> None:
