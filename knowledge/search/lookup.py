@@ -2,13 +2,15 @@
 entries version, the query vector within the caller's budget, the answer block.
 
 The index of a version is built once per process, by the first lookup that needs it (or the store's
-``knowledge_index_refresh`` after a change), from the previous version's index. The entries are read
-in the caller's thread (the store's read sees the caller's transaction); the tokenising runs on a
-builder thread the caller waits for at most its budget, so a lookup answers ``timeout`` rather than
-outwait its budget, and the build goes on for the next one. The query vector comes from the kernel's
-model only when it is already loaded (a lookup never loads a model) and is computed beside the lexical
-paths; when it is not there within the budget the lookup answers from exact and BM25 alone
-(``retrieval_mode: "bm25"``).
+``knowledge_index_refresh`` after a change), from the previous version's index. A version may be
+``"<entries>#<vectors>"``: when only the part after ``#`` changed (chunk vectors filled in), lookups
+keep answering from the previous index until the new one is built; any other change is waited for. The
+entries are read in the caller's thread (the store's read sees the caller's transaction); the
+tokenising runs on a builder thread (a child process for a large one) the caller waits for at most its
+budget, so a lookup answers ``timeout`` rather than outwait its budget, and the build goes on for the
+next one. The query vector comes from the kernel's model only when it is already loaded (a lookup never
+loads a model) and is computed beside the lexical paths; when it is not there within the budget the
+lookup answers from exact and BM25 alone (``retrieval_mode: "bm25"``).
 """
 
 from __future__ import annotations
@@ -90,10 +92,17 @@ class _IndexCache:
         return index if index is not None and index.version == version else None
 
     def get(
-        self, version: str, load: Callable[[], Iterable[SearchEntry]], *, timeout: float | None
+        self,
+        version: str,
+        load: Callable[[], Iterable[SearchEntry]],
+        *,
+        timeout: float | None,
+        previous_ok: bool = True,
     ) -> KnowledgeIndex | None:
         """The index of ``version``, waiting for its build at most ``timeout`` seconds (None: as long as it
-        takes); None when it is not ready in time. Raises what the entries' read or the build raised."""
+        takes); None when it is not ready in time. With ``previous_ok`` an index of the same entries (only
+        the vectors part of the version differs) answers at once while the new one builds. Raises what the
+        entries' read or the build raised."""
         with self._lock:
             index = self.current(version)
             if index is not None:
@@ -104,6 +113,9 @@ class _IndexCache:
                 self._sequence += 1
                 build = self._builds[version] = _Build(self._sequence)
             previous = self._current
+        # Only the vectors changed: the current index answers (with fewer vectors) while the new one builds.
+        stale_ok = previous_ok and previous is not None and same_entries(previous.version, version)
+        answering = previous if stale_ok else None
         if starter:
             try:
                 records = list(load())
@@ -116,6 +128,8 @@ class _IndexCache:
                 name="knowledge-index",
                 daemon=True,
             ).start()
+        if answering is not None:
+            return answering
         if not build.done.wait(timeout):
             return None
         if build.error is not None:
@@ -149,6 +163,11 @@ class _IndexCache:
 _cache = _IndexCache()
 
 
+def same_entries(version: str, other: str) -> bool:
+    """Whether two entries versions differ in their vectors part alone (``"<entries>#<vectors>"``)."""
+    return "#" in version and "#" in other and version.split("#", 1)[0] == other.split("#", 1)[0]
+
+
 def _vector_dim() -> int | None:
     space = embeddings.vector_space()
     return space.dim if space is not None else None
@@ -159,7 +178,7 @@ def knowledge_index_refresh(
 ) -> None:
     """Build the index of ``entries_version`` now, in the caller's time (the store calls it after a change
     commits, and at start), so no lookup waits for it."""
-    _cache.get(entries_version, load_entries, timeout=None)
+    _cache.get(entries_version, load_entries, timeout=None, previous_ok=False)
 
 
 def knowledge_index_forget() -> None:

@@ -115,6 +115,18 @@ def test_the_index_is_built_once_per_version_and_again_when_it_changes() -> None
     assert reads == ["v1", "v2"]
 
 
+def test_when_only_the_vectors_part_of_the_version_changed_the_previous_index_answers_meanwhile() -> None:
+    knowledge_index_refresh(entries_version="e1#0", load_entries=lambda: [meme()])
+    # The entries differ here only so that the test can tell which index answered.
+    newer = [meme(), duck()]
+    assert lookup("rubber ducking", version="e1#1", entries=lambda: newer).result == "miss"  # not waited for
+    knowledge_index_refresh(entries_version="e1#1", load_entries=lambda: newer)  # the build under way
+    assert lookup("rubber ducking", version="e1#1", entries=lambda: newer).result == "matched"
+    # Another entries part is waited for (here: longer than the budget allows).
+    many = [entry(f"条目{n}", f"第{n}个条目，讲天气、美食和旅行。" * 30, pack_id="big") for n in range(400)]
+    assert lookup("jjz", version="e2#1", entries=lambda: [*many, meme()], budget_ms=0).result == "timeout"
+
+
 def test_concurrent_lookups_of_a_new_version_share_one_build() -> None:
     reads: list[int] = []
     gate = threading.Event()
