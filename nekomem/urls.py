@@ -33,9 +33,12 @@ urlpatterns = [
     path("", include("recall.urls")),
     path("", include("reflections.urls")),
     path("", include("persona.urls")),
+    path("", include("knowledge.urls")),
     path("", include("mcp_server.urls")),
     # The memory browser: the front door, then each layer's pages under /browse/<name>/<layer>/.
     path("", include("nekomem.browser.urls")),
+    # Pages about no one character (knowledge is shared by all of them).
+    path("knowledge/", include("knowledge.browser_urls")),
     path("browse/<str:name>/", include("recent.browser_urls")),
     path("browse/<str:name>/", include("facts.browser_urls")),
     path("browse/<str:name>/", include("reflections.browser_urls")),

@@ -1,4 +1,5 @@
-"""The layer pages of the memory browser, registered by each layer app at start-up."""
+"""The pages of the memory browser, registered by the apps at start-up: each layer's pages under a
+character, and the pages about no one character (shared by all of them) in the site's header."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ class LayerPage:
     count: Callable[[int], int] | None = None
 
 
+@dataclass(frozen=True)
+class SitePage:
+    slug: str  # what a page of its own marks as active
+    title: str  # shown in the header, zh then en
+    url_name: str  # the page's URL name; it takes no argument
+    order: int  # header order
+
+
 _pages: dict[str, LayerPage] = {}
+_site_pages: dict[str, SitePage] = {}
 
 
 def register_layer_page(page: LayerPage) -> None:
@@ -25,3 +35,11 @@ def register_layer_page(page: LayerPage) -> None:
 
 def layer_pages() -> list[LayerPage]:
     return sorted(_pages.values(), key=lambda page: page.order)
+
+
+def register_site_page(page: SitePage) -> None:
+    _site_pages[page.slug] = page
+
+
+def site_pages() -> list[SitePage]:
+    return sorted(_site_pages.values(), key=lambda page: page.order)

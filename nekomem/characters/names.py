@@ -21,6 +21,7 @@ RESERVED_NAMES = frozenset(
         "get_settings",
         "health",
         "internal",
+        "knowledge",
         "last_conversation_gap",
         "mcp",
         "memory_browser",
