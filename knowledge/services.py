@@ -63,7 +63,7 @@ WRITE_WAIT_SECONDS = 5.0
 # The switch of a finished build waits for user writes rather than failing the import.
 SWITCH_WAIT_SECONDS = 120.0
 MAX_PENDING_IMPORTS = 3
-IMPORT_LEASE = timedelta(minutes=30)
+IMPORT_LEASE = timedelta(minutes=10)
 IMPORT_TASK = "knowledge.tasks.knowledge_import_run"
 VECTORS_TASK = "knowledge.tasks.knowledge_vectors_fill"
 BUILD_BATCH = 500
