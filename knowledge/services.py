@@ -113,13 +113,17 @@ def _index_refresh() -> None:
         logger.warning("knowledge index refresh failed", exc_info=True)
 
 
-def _changed(*, refresh_index: bool = True) -> None:
+def _changed(*, vectors_only: bool = False) -> None:
     """Inside the write's transaction: the store's version moves, and listeners run on commit.
 
-    ``refresh_index``: a request's process builds the new index at once (it answers the next lookup);
-    the vector fill's worker leaves that to the processes that serve lookups."""
+    ``vectors_only``: the background fill stored vectors. Only its part of the version moves, which a
+    lookup may lag behind, and the fill's worker builds no index: the processes that serve lookups do."""
     selectors.knowledge_store()
-    KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
+    if vectors_only:
+        KnowledgeStore.objects.filter(pk=1).update(vectors_version=F("vectors_version") + 1)
+    else:
+        KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
+    refresh_index = not vectors_only
 
     def notify() -> None:
         if refresh_index:
@@ -714,7 +718,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
     if stored_any:
         # Once a round, not once a batch: every change of the version rebuilds the lookups' index.
         with transaction.atomic():
-            _changed(refresh_index=False)
+            _changed(vectors_only=True)
     return processed
 
 
