@@ -55,7 +55,7 @@ from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
 from nekomem.journal.jobs import work_claim, work_current, work_succeed
 from nekomem.journal.models import WorkStatus
-from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer
+from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer, storage_writes_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -790,6 +790,9 @@ def knowledge_query(
             "elapsed_ms": elapsed,
         }
         try:
+            # A lookup answers during a storage block (the MCP tool calls it directly); its record waits.
+            if not storage_writes_allowed():
+                return answer
             with transaction.atomic():
                 QueryRecord.objects.create(
                     mode=mode,
