@@ -3,8 +3,9 @@ entries version, the query vector within the caller's budget, the answer block.
 
 The index of a version is built once per process, by the first lookup that needs it (or the store's
 ``knowledge_index_refresh`` after a change), from the previous version's index. A version may be
-``"<entries>#<vectors>"``: when only the part after ``#`` changed (chunk vectors filled in), lookups
-keep answering from the previous index until the new one is built; any other change is waited for. The
+``"<must see>#<may lag>"``: when only the part after ``#`` changed (chunk vectors filled in, a pack
+added or replaced), lookups keep answering from the previous index until the new one is built; a change
+of the part before it (an entry disabled, a pack removed, a type overridden) is waited for. The
 entries are read in the caller's thread (the store's read sees the caller's transaction); the
 tokenising runs on a builder thread (a child process for a large one) the caller waits for at most its
 budget, so a lookup answers ``timeout`` rather than outwait its budget, and the build goes on for the
@@ -100,8 +101,8 @@ class _IndexCache:
         previous_ok: bool = True,
     ) -> KnowledgeIndex | None:
         """The index of ``version``, waiting for its build at most ``timeout`` seconds (None: as long as it
-        takes); None when it is not ready in time. With ``previous_ok`` an index of the same entries (only
-        the vectors part of the version differs) answers at once while the new one builds. Raises what the
+        takes); None when it is not ready in time. With ``previous_ok`` the current index answers at once
+        while the new one builds when only the "may lag" part of the version differs. Raises what the
         entries' read or the build raised."""
         with self._lock:
             index = self.current(version)
@@ -113,8 +114,8 @@ class _IndexCache:
                 self._sequence += 1
                 build = self._builds[version] = _Build(self._sequence)
             previous = self._current
-        # Only the vectors changed: the current index answers (with fewer vectors) while the new one builds.
-        stale_ok = previous_ok and previous is not None and same_entries(previous.version, version)
+        # Only what may lag changed: the current index answers while the new one builds.
+        stale_ok = previous_ok and previous is not None and may_lag(previous.version, version)
         answering = previous if stale_ok else None
         if starter:
             try:
@@ -163,8 +164,8 @@ class _IndexCache:
 _cache = _IndexCache()
 
 
-def same_entries(version: str, other: str) -> bool:
-    """Whether two entries versions differ in their vectors part alone (``"<entries>#<vectors>"``)."""
+def may_lag(version: str, other: str) -> bool:
+    """Whether two versions differ in their "may lag" part alone (``"<must see>#<may lag>"``)."""
     return "#" in version and "#" in other and version.split("#", 1)[0] == other.split("#", 1)[0]
 
 

@@ -202,3 +202,13 @@ def test_a_build_tokenised_in_a_child_process_answers_as_one_tokenised_here() ->
         assert child_later.rank(query, material_type="auto", limit=5) == here_later.rank(
             query, material_type="auto", limit=5
         )
+
+
+def test_the_recall_views_term_rows_list_each_live_row_holding_a_term() -> None:
+    from recall.engine import LEXICAL_VIEWS, Bm25View
+
+    view = Bm25View(LEXICAL_VIEWS["words"], ["绝绝子真好", "rubber duck", "绝绝子 duck"])
+    view.remove(0)
+    view.append(["duck 绝绝"])
+    terms, rows = view.term_rows(["绝绝", "duck", "absent"])
+    assert sorted(zip(terms.tolist(), rows.tolist(), strict=True)) == [(0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
