@@ -1,6 +1,8 @@
 """Forgetting that holds (issue 34): after each kind of deletion a random marker text is found by no
 route, no recall query, no export, and in no byte of the saved recall indexes, neither as stored nor
-inside a loaded snapshot (whose texts are compressed, so a byte search alone would prove nothing)."""
+inside a loaded snapshot (whose texts are compressed, so a byte search alone would prove nothing).
+Forgetting wins over history (issue 49): no version of the row in the journal, seeds included, keeps
+the marker either."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from facts.models import Fact
 from facts.services import FactDraft, facts_persist
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_delete, character_get_or_create
+from nekomem.journal.models import Event
+from nekomem.journal.services import events_compact
 from persona.services import persona_entry_create
 from recall import index_cache
 from recall.engine import RecallIndex
@@ -85,8 +89,15 @@ def routes(client: Client, name: str, marker: str) -> str:
     return "\n".join([found, *(r.content.decode(errors="replace") for r in shown)])
 
 
+def journal_texts(character_id: int) -> str:
+    """Every version the journal keeps of the character's rows (seeds included), as one text."""
+    payloads = Event.objects.filter(character_id=character_id).values_list("payload", flat=True)
+    return "\n".join(json.dumps(payload, ensure_ascii=False) for payload in payloads)
+
+
 def assert_forgotten(client: Client, tmp_path: Path, character_id: int, name: str, marker: str) -> None:
     assert marker not in routes(client, name, marker)
+    assert marker not in journal_texts(character_id)
     if Character.objects.filter(pk=character_id).exists():
         assert not [t for t in recalled(name, marker) if marker in t]
     assert not [t for t in cached_texts(character_id) if marker in t]
@@ -175,6 +186,11 @@ def test_a_deleted_text_is_found_nowhere(kind: str, marker: str, tmp_path: Path)
     if kind != "persona":
         assert marker in "".join(cached_texts(character.pk))
         assert [t for t in snapshot_texts()[1] if marker in t]
+
+    # Its versions in the journal: as written, and again as the seeds of a compaction.
+    events_compact(character_id=character.pk, force=True)
+    if kind in ("fact", "reflection", "persona"):
+        assert marker in journal_texts(character.pk)
 
     answer = delete()
     assert answer["removed"][counted] >= 1, answer
