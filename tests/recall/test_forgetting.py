@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +16,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -87,6 +88,20 @@ def routes(client: Client, name: str, marker: str) -> str:
         client.get(f"/api/v1/characters/{quoted}/recent/"),
     ]
     return "\n".join([found, *(r.content.decode(errors="replace") for r in shown)])
+
+
+def history_routes(client: Client, name: str, at: datetime) -> str:
+    """What the history shows of the character: its timeline of changes, and every layer as it stood
+    at ``at`` (a time the forgotten row was there), as one text."""
+    quoted, stamp = quote(name), quote(at.isoformat())
+    shown = [
+        client.get(f"/api/v1/characters/{quoted}/changes/"),
+        *(
+            client.get(f"/api/v1/characters/{quoted}/{layer}/?as_of={stamp}")
+            for layer in ("facts", "reflections", "persona/entries")
+        ),
+    ]
+    return "\n".join(r.content.decode(errors="replace") for r in shown)
 
 
 def journal_texts(character_id: int) -> str:
@@ -192,9 +207,11 @@ def test_a_deleted_text_is_found_nowhere(kind: str, marker: str, tmp_path: Path)
     if kind in ("fact", "reflection", "persona"):
         assert marker in journal_texts(character.pk)
 
+    while_held = timezone.now()
     answer = delete()
     assert answer["removed"][counted] >= 1, answer
     assert_forgotten(client, tmp_path, character.pk, name, marker)
+    assert marker not in history_routes(client, name, while_held)
     if kind != "character":
         # The rest of the memory is still there.
         assert "主人每天早上喝一杯冰美式" in recalled(name, "冰美式")
