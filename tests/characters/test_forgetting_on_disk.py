@@ -70,20 +70,46 @@ def add_persona(name: str, texts: list[str]) -> str:
     return f"/api/v1/characters/{quote(name)}/persona/entries/{added.entry.entry_id}/"
 
 
+def forget_subject(client: Client, name: str, texts: list[str]) -> list[tuple[str, dict]]:
+    """A group-chat subject's facts, and its ``scoped_forget``."""
+    base = f"/internal/memory/{quote(name)}"
+    character_get_or_create(name=name)
+    subject = {"subject_kind": "group_chat", "subject_id": f"qq:{secrets.randbelow(10**6)}"}
+    stored = client.post(
+        f"{base}/scoped_facts",
+        {"subject": subject, "facts": [{"text": f"群里的暗号是 {text}"} for text in texts]},
+        content_type="application/json",
+    )
+    assert stored.status_code == 200, stored.content
+    return [(f"{base}/scoped_forget", {"subject": subject})]
+
+
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="the files are SQLite's")
-@pytest.mark.parametrize("kind", ["fact", "persona"])
-def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str) -> None:
+@pytest.mark.parametrize("kind", ["fact", "persona", "group_chat_subject", "character"])
+def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str, internal_client) -> None:
     texts = distinctive()
     name = f"字节{secrets.token_hex(3)}"
-    # A fact a marker; one persona entry holding both.
-    urls = [add_fact(name, [text]) for text in texts] if kind == "fact" else [add_persona(name, texts)]
+    deletes: list[tuple[str, dict | None]]
+    if kind == "fact":  # a fact a marker
+        deletes = [(add_fact(name, [text]), None) for text in texts]
+    elif kind == "persona":  # one entry holding both
+        deletes = [(add_persona(name, texts), None)]
+    elif kind == "character":
+        add_fact(name, texts[:1])
+        add_persona(name, texts)
+        deletes = [(f"/api/v1/characters/{quote(name)}/?confirm={quote(name)}", None)]
+    else:
+        deletes = list(forget_subject(internal_client, name, texts))
     written_to_both_files()
     held = files_holding(texts)
     assert {file for file, _ in held} == set(database_bytes()), held
     assert {text for _, text in held} == set(texts)
 
-    for url in urls:
-        answer = Client().delete(url)
+    for url, body in deletes:
+        if body is None:
+            answer = internal_client.delete(url)
+        else:
+            answer = internal_client.post(url, body, content_type="application/json")
         assert answer.status_code == 200, answer.content
 
     assert files_holding(texts) == []
