@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,6 +20,7 @@ from facts.services import FactDraft, facts_persist
 from nekomem.characters.services import character_get_or_create
 from nekomem.journal.models import Event
 from persona.services import persona_entry_create
+from recent.models import RawMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,8 +86,23 @@ def forget_subject(client: Client, name: str, texts: list[str]) -> list[tuple[st
     return [(f"{base}/scoped_forget", {"subject": subject})]
 
 
+def forget_raw_turn(client: Client, name: str, texts: list[str]) -> tuple[str, dict]:
+    """A chat turn in the raw log, and the forgetting of its time range."""
+    turn = [{"type": "human", "data": {"content": f"今天的暗号是 {' '.join(texts)}"}}]
+    cached = client.post(
+        f"/cache/{quote(name)}", {"input_history": json.dumps(turn)}, content_type="application/json"
+    )
+    assert cached.status_code == 200, cached.content
+    when = RawMessage.objects.get(character__name=name, message__contains=texts[0]).timestamp
+    window = {
+        "start": (when - timedelta(seconds=1)).isoformat(),
+        "end": (when + timedelta(seconds=1)).isoformat(),
+    }
+    return f"/api/v1/characters/{quote(name)}/raw/forget/", window
+
+
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="the files are SQLite's")
-@pytest.mark.parametrize("kind", ["fact", "persona", "group_chat_subject", "character"])
+@pytest.mark.parametrize("kind", ["fact", "persona", "group_chat_subject", "raw_turn", "character"])
 def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str, internal_client) -> None:
     texts = distinctive()
     name = f"字节{secrets.token_hex(3)}"
@@ -94,6 +111,8 @@ def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str, int
         deletes = [(add_fact(name, [text]), None) for text in texts]
     elif kind == "persona":  # one entry holding both
         deletes = [(add_persona(name, texts), None)]
+    elif kind == "raw_turn":
+        deletes = [forget_raw_turn(internal_client, name, texts)]
     elif kind == "character":
         add_fact(name, texts[:1])
         add_persona(name, texts)
