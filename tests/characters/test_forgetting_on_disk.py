@@ -21,6 +21,7 @@ from nekomem.characters.services import character_get_or_create
 from nekomem.journal.models import Event
 from persona.services import persona_entry_create
 from recent.models import RawMessage
+from tests.recent.test_theater import STORY, capsule_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,8 +102,19 @@ def forget_raw_turn(client: Client, name: str, texts: list[str]) -> tuple[str, d
     return f"/api/v1/characters/{quote(name)}/raw/forget/", window
 
 
+def forget_theater_story(client: Client, name: str, texts: list[str]) -> tuple[str, dict]:
+    """A theater story's capsule, and ``theater/forget`` of the story."""
+    message = capsule_message(summary_text=f"In the story, Mel said {' '.join(texts)}.")
+    body = {"input_history": json.dumps([message], ensure_ascii=False), "language": "en"}
+    cached = client.post(f"/cache/{quote(name)}", body, content_type="application/json")
+    assert cached.json() == {"status": "cached", "count": 1}, cached.content
+    return f"/internal/memory/{quote(name)}/theater/forget", {"story_id": STORY}
+
+
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="the files are SQLite's")
-@pytest.mark.parametrize("kind", ["fact", "persona", "group_chat_subject", "raw_turn", "character"])
+@pytest.mark.parametrize(
+    "kind", ["fact", "persona", "group_chat_subject", "raw_turn", "theater_story", "character"]
+)
 def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str, internal_client) -> None:
     texts = distinctive()
     name = f"字节{secrets.token_hex(3)}"
@@ -113,6 +125,8 @@ def test_a_deleted_text_leaves_no_byte_in_the_database_or_its_wal(kind: str, int
         deletes = [(add_persona(name, texts), None)]
     elif kind == "raw_turn":
         deletes = [forget_raw_turn(internal_client, name, texts)]
+    elif kind == "theater_story":
+        deletes = [forget_theater_story(internal_client, name, texts)]
     elif kind == "character":
         add_fact(name, texts[:1])
         add_persona(name, texts)
