@@ -293,6 +293,9 @@ EVENTS_COMPACT_LINES = 10_000
 EVENTS_COMPACT_AGE = timedelta(days=90)
 # A live row keeps at least this many versions in the journal, however old (issue 49).
 HISTORY_KEEP_VERSIONS = 5
+# Versions kept past the retention are looked at again this often (a row's newer versions, a shorter
+# retention, or its deletion may free them).
+HISTORY_RESCAN = timedelta(days=1)
 # Done ops are dropped once a character's outbox holds this many ops (the file's ≥1000 lines), or
 # once the oldest done op is this old; pending, running, waiting and dead ones stay.
 OUTBOX_COMPACT_LINES = 1_000
@@ -320,10 +323,12 @@ def history_retention() -> timedelta:
     return timedelta(days=settings.HISTORY_RETENTION_DAYS)
 
 
-def _compaction_due(*, character_id: int, cutoff: datetime, retention: timedelta) -> bool:
+def _compaction_due(*, character_id: int, now: datetime, cutoff: datetime, retention: timedelta) -> bool:
     """An event past the retention that the last compaction did not see past it yet, or
     ``EVENTS_COMPACT_LINES`` events since the last seeds (rows that gained versions since may free
-    older ones). Events the last compaction kept as a live row's last versions do not make it due."""
+    older ones). Events the last compaction kept as a live row's last versions do not make it due, but
+    once ``HISTORY_RESCAN`` after it any event past the retention does (the retention may have been
+    shortened since)."""
     events = Event.objects.filter(character_id=character_id)
     last_seed = events.filter(seed=True).aggregate(seq=Max("seq"), ts=Max("ts"))
     logged = events.filter(seed=False)
@@ -331,7 +336,8 @@ def _compaction_due(*, character_id: int, cutoff: datetime, retention: timedelta
         since = logged.filter(seq__gt=last_seed["seq"])
         if since.count() >= EVENTS_COMPACT_LINES:
             return True
-        logged = logged.filter(ts__gt=last_seed["ts"] - retention)
+        if last_seed["ts"] > now - HISTORY_RESCAN:
+            logged = logged.filter(ts__gt=last_seed["ts"] - retention)
     return logged.filter(ts__lte=cutoff).exists()
 
 
@@ -364,7 +370,7 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
     cutoff = now - retention
     if not Event.objects.filter(character_id=character_id, seed=False).exists():
         return 0, 0
-    if not (force or _compaction_due(character_id=character_id, cutoff=cutoff, retention=retention)):
+    if not (force or _compaction_due(character_id=character_id, now=now, cutoff=cutoff, retention=retention)):
         return 0, 0
     with transaction.atomic():
         lock_character(character_id)

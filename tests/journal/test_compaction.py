@@ -16,6 +16,7 @@ from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
 from nekomem.journal.services import (
     EVENTS_COMPACT_LINES,
     HISTORY_KEEP_VERSIONS,
+    HISTORY_RESCAN,
     OUTBOX_COMPACT_LINES,
     event_append,
     events_compact,
@@ -208,3 +209,16 @@ def test_the_retention_is_the_users_setting(character, settings) -> None:
     )
     left = sorted(Event.objects.filter(character=character, seed=False).values_list("seq", flat=True))
     assert left == [*young, *many][-HISTORY_KEEP_VERSIONS:]
+
+
+def test_a_shortened_retention_is_applied_by_the_next_days_compaction(character, settings) -> None:
+    entry = PersonaEntry.objects.get(character=character)
+    versions(character, entry.entry_id, 1, age=timedelta(0))
+    assert events_compact(character_id=character.pk, force=True) == (0, 3)
+    mid = versions(character, "a-row-no-longer-there", 2, age=timedelta(days=30))
+    assert events_compact(character_id=character.pk) == (0, 0)  # younger than 90 days
+
+    settings.HISTORY_RETENTION_DAYS = 14
+    later = timezone.now() + HISTORY_RESCAN
+    assert events_compact(character_id=character.pk, now=later) == (2 + 3, 3)
+    assert not Event.objects.filter(seq__in=mid).exists()
