@@ -184,3 +184,9 @@ def facts_spoken_by_count(*, character_id: int, speaker_id: str, excluding_subje
         .exclude(subject_key__in=excluding_subject_keys)
         .count()
     )
+
+
+def fact_ids_live(character_id: int) -> list[str]:
+    """The ids of the character's Fact rows that exist (a group-chat subject's and archived ones
+    included): compaction keeps their last versions in the journal (``register_live_rows``)."""
+    return list(Fact.with_subjects.filter(character_id=character_id).values_list("fact_id", flat=True))

@@ -11,13 +11,14 @@ from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,
     register_event_seeder,
+    register_live_rows,
     register_outbox_step,
 )
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
-from persona.selectors import persona_event_seeds
+from persona.selectors import persona_entry_ids_live, persona_event_seeds
 from persona.services import persona_ensure, persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
@@ -108,6 +109,7 @@ def card_changed(character_id: int) -> None:
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
     register_event_seeder("persona", persona_event_seeds)
+    register_live_rows("persona", persona_entry_ids_live)
     register_event_handler("persona.fact_added", replay_entry_snapshot)
     register_event_handler("persona.entry_updated", replay_entry_snapshot)
     register_event_handler("persona.evidence_updated", replay_entry_evidence)

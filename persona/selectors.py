@@ -218,3 +218,11 @@ def persona_subject_counts(*, character_id: int) -> dict[str, dict[str, int]]:
     ):
         counts.setdefault(key, {"entries": 0, "sections": 0, "corrections": 0})["corrections"] = n
     return counts
+
+
+def persona_entry_ids_live(character_id: int) -> list[str]:
+    """The ids of the character's PersonaEntry rows that exist (a group-chat subject's and archived ones
+    included): compaction keeps their last versions in the journal (``register_live_rows``)."""
+    return list(
+        PersonaEntry.with_subjects.filter(character_id=character_id).values_list("entry_id", flat=True)
+    )

@@ -10,13 +10,14 @@ from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,
     register_event_seeder,
+    register_live_rows,
     register_outbox_step,
 )
 from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from reflections.models import Reflection, SurfacedReflection
-from reflections.selectors import reflection_event_seeds
+from reflections.selectors import reflection_event_seeds, reflection_ids_live
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take
 from reflections.services.recheck import register_recheck_jobs
@@ -123,6 +124,7 @@ def post_turn_keyword_hook(character_id: int, payload: dict[str, Any]) -> None:
 def register() -> None:
     """Called once from ``ReflectionsConfig.ready()``, like every layer's registrations."""
     register_event_seeder("reflections", reflection_event_seeds)
+    register_live_rows("reflection", reflection_ids_live)
     register_event_handler("reflection.synthesized", replay_reflection_synthesized)
     register_event_handler("reflection.state_changed", replay_reflection_state_changed)
     register_event_handler("reflection.evidence_updated", replay_reflection_evidence_updated)

@@ -384,3 +384,11 @@ def recheck_characters_in_turn(*, job_kind: str) -> list[int]:
     )
     never = datetime.min.replace(tzinfo=UTC)
     return sorted(ids, key=lambda cid: (last.get(cid) or never, cid))
+
+
+def reflection_ids_live(character_id: int) -> list[str]:
+    """The ids of the character's Reflection rows that exist (a group-chat subject's and archived ones
+    included): compaction keeps their last versions in the journal (``register_live_rows``)."""
+    return list(
+        Reflection.with_subjects.filter(character_id=character_id).values_list("reflection_id", flat=True)
+    )

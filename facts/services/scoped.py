@@ -25,6 +25,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.services import events_redact
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.subjects import Subject
 
@@ -115,6 +116,12 @@ def facts_subject_forget(*, character_id: int, subject_keys: Collection[str]) ->
         rows = Fact.with_subjects.filter(character_id=character_id, subject_key__in=keys)
         doomed = list(rows.values_list("pk", "archived"))
         pks = [pk for pk, _ in doomed]
+        # Their versions in the journal keep no text: forgetting wins over history.
+        events_redact(
+            character_id=character_id,
+            texts=list(rows.values_list("text", flat=True)),
+            match=Q(payload__id__in=list(rows.values_list("fact_id", flat=True))),
+        )
         pairs = FactDedupPair.objects.filter(character_id=character_id).filter(
             Q(candidate__in=pks) | Q(existing__in=pks)
         )

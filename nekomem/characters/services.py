@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -162,7 +163,37 @@ def memory_forgotten_apply(*, character_id: int, rows: dict[str, int]) -> Forgot
             copies.update(hook(character_id))
         except Exception:  # the rows are gone; a copy not updated here is caught up at its next read
             logger.exception("forgetting character=%s in %s failed", character_id, owner)
+    database_files_scrub()
     return Forgotten(rows=rows, copies=copies)
+
+
+def database_files_scrub() -> None:
+    """After a forgetting commit, before its answer: on SQLite no byte of the database files keeps the
+    text. ``secure_delete`` (set on every connection) zeroes the deleted cells in the pages it writes,
+    but the WAL still holds the frames that wrote the text until a checkpoint copies them back and the
+    file is cut to nothing (TRUNCATE, which waits for readers still on an older snapshot).
+
+    Inside an outer transaction it runs once that commits: the rows are not gone before. PostgreSQL
+    keeps a deleted row's tuple until VACUUM reclaims it (the README says so); nothing is done there."""
+    if connection.vendor != "sqlite" or getattr(connection, "is_in_memory_db")():  # noqa: B009  # not in the base stubs
+        return
+    transaction.on_commit(_wal_truncate)
+
+
+def _wal_truncate() -> None:
+    if connection.in_atomic_block:  # a test running the commit's callbacks inside its own transaction
+        return
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            busy, frames, copied = cursor.fetchone()
+    except OperationalError:  # the rows are gone whatever happens here; the next checkpoint copies them
+        logger.exception("forgetting checkpoint failed")
+        return
+    if busy:  # a reader held on past the busy timeout: the next forgetting (or checkpoint) finishes it
+        logger.warning("forgetting checkpoint incomplete frames=%s copied=%s", frames, copied)
+    logger.info("forgetting checkpoint %.1f ms", (time.perf_counter() - started) * 1000)
 
 
 # --- rename and delete ----------------------------------------------------------------------------------

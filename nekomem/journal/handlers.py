@@ -20,7 +20,8 @@ def register() -> None:
             name="journal-compaction",
             func="nekomem.journal.tasks.journal_compact_loop",
             minutes=60,
-            description="rewrite an event log of 10 000 events (or 90 days) as seeds from the views; "
+            description="drop events older than the history's retention (NEKOMEM_HISTORY_RETENTION_DAYS, "
+            "90 days; a live row keeps its last 5 versions) in favour of seeds from the views; "
             "drop done outbox ops once a character has 1 000 ops (or the oldest done is 90 days old)",
         )
     )

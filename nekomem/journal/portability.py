@@ -1,5 +1,6 @@
 """``events.ndjson``, ``events_applied.json`` and ``outbox.ndjson`` for import and export (reference
-§2.13–2.14).
+§2.13–2.14), and ``history.ndjson``, ours alone: what the history knows of each event beyond the
+original's line (issue 49).
 
 Events and ops keep their ids, so a re-import recognises them and changes nothing. Both ids are unique
 across characters here (one table each), so a directory imported a second time under another name
@@ -19,7 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Count, Max
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Field, Max
 
 from nekomem.characters.models import Character
 from nekomem.journal.events import EVENT_TYPES
@@ -388,10 +390,113 @@ def export_outbox(character: Character, path: Path) -> int | None:
     return len(ops)
 
 
+# --- history.ndjson (issue 49) --------------------------------------------------------------------------
+
+# An event's fields that the original's ``events.ndjson`` line carries (or that are the row's own).
+_ORIGINAL_EVENT_FIELDS = frozenset({"seq", "event_id", "character", "type", "ts", "payload"})
+
+
+def _history_fields() -> list[Field[Any, Any]]:
+    """What the history knows of an event beyond the original's line: whether compaction wrote it as a
+    seed, and every field the history adds (a version's cause and source), whatever they are."""
+    return [
+        field
+        for field in Event._meta.concrete_fields
+        if field.name not in _ORIGINAL_EVENT_FIELDS and not field.is_relation
+    ]
+
+
+def _history_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso_local(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    event_id: uuid.UUID
+    fields: dict[str, Any]
+
+
+def read_history(path: Path) -> list[HistoryLine]:
+    """Lines of ``{"event_id", <field>: value…}``; a field this server does not know is ignored (a newer
+    server's history read by an older one), a known one must be valid."""
+    known = {field.name: field for field in _history_fields()}
+    lines: list[HistoryLine] = []
+    for number, record in read_ndjson(path):
+        try:
+            if not isinstance(record, dict):
+                raise ValueError(f"expected an object, got {type(record).__name__}")
+            event_id = _uuid(record.get("event_id"), "event_id")
+            fields = {}
+            for name, value in record.items():
+                field = known.get(name)
+                if field is None:
+                    continue
+                try:
+                    fields[name] = field.to_python(value)
+                except ValidationError as exc:
+                    raise ValueError(f"{name!r}: {'; '.join(exc.messages)}") from exc
+            lines.append(HistoryLine(event_id, fields))
+        except ValueError as exc:
+            raise MalformedFile(path, str(exc), entry=f"line {number}") from exc
+    return lines
+
+
+def write_history(character: Character, lines: list[HistoryLine]) -> ImportResult:
+    """Give the character's events (imported from ``events.ndjson`` just before) what the history knew of
+    them; a line whose event is not in the log (compacted away since) is left out."""
+    by_id = {line.event_id: line for line in lines}
+    candidates = {
+        candidate: line.event_id
+        for line in lines
+        for candidate in (line.event_id, copy_id(line.event_id, character_id=character.pk))
+    }
+    changed: list[Event] = []
+    unchanged = 0
+    names = sorted({name for line in lines for name in line.fields})
+    for chunk in chunked(list(candidates)):
+        for event in Event.objects.filter(character=character, event_id__in=chunk):
+            fields = by_id[candidates[event.event_id]].fields
+            if all(getattr(event, name) == value for name, value in fields.items()):
+                unchanged += 1
+                continue
+            for name, value in fields.items():
+                setattr(event, name, value)
+            changed.append(event)
+    if changed and names:
+        Event.objects.bulk_update(changed, names, batch_size=1000)
+    return ImportResult(updated=len(changed), unchanged=unchanged)
+
+
+def export_history(character: Character, path: Path) -> int | None:
+    events = Event.objects.filter(character=character).order_by("seq")
+    if not events.exists() and not path.exists():
+        return None
+    fields = _history_fields()
+    count = 0
+
+    def lines() -> Iterator[dict[str, Any]]:
+        nonlocal count
+        for event in events.iterator(chunk_size=2000):
+            count += 1
+            yield {
+                "event_id": str(event.event_id),
+                **{field.name: _history_value(field.value_from_object(event)) for field in fields},
+            }
+
+    write_ndjson(path, lines())
+    return count
+
+
 def _events_stamp(character: Character) -> tuple[object, ...]:
-    """The log only grows, or is compacted (fewer rows): either moves the count or the last seq."""
+    """The log only grows, or is compacted (fewer rows): either moves the count or the last seq. A
+    forgetting blanks texts in place, and moves the character's ``forgotten_version``."""
     found = Event.objects.filter(character=character).aggregate(count=Count("seq"), last=Max("seq"))
-    return (found["count"], found["last"])
+    forgotten = Character.objects.filter(pk=character.pk).values_list("forgotten_version", flat=True).first()
+    return (found["count"], found["last"], forgotten)
 
 
 def register() -> None:
@@ -402,3 +507,8 @@ def register() -> None:
         FileHandler("events_applied.json", 61, read_sentinel, write_sentinel, export_sentinel)
     )
     register_file_handler(FileHandler("outbox.ndjson", 62, read_outbox, write_outbox, export_outbox))
+    # Ours alone (the original reads no such file): what the history knows of each event of
+    # ``events.ndjson``, imported after it.
+    register_file_handler(
+        FileHandler("history.ndjson", 63, read_history, write_history, export_history, stamp=_events_stamp)
+    )

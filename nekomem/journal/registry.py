@@ -36,6 +36,34 @@ EventSeeder = Callable[[int], Iterable[tuple[str, dict[str, Any]]]]
 _event_handlers: dict[str, EventHandler] = {}
 _outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
 _event_seeders: dict[str, EventSeeder] = {}
+# The ids of a character's rows that still exist in one layer: compaction keeps the last versions of
+# each of them in the journal past the history's retention (a forgotten row keeps none).
+LiveRows = Callable[[int], Iterable[str]]
+_live_rows: dict[str, LiveRows] = {}
+
+
+def register_live_rows(layer: str, rows: LiveRows) -> None:
+    """``layer`` is the prefix of the layer's event types (``fact``, ``reflection``, ``persona``)."""
+    _live_rows[layer] = rows
+
+
+def live_row_keys(character_id: int) -> set[str]:
+    """``<layer>:<id>`` of every live row of the character, the keys ``event_row_keys`` gives."""
+    return {f"{layer}:{row_id}" for layer, rows in _live_rows.items() for row_id in rows(character_id)}
+
+
+def event_row_keys(event_type: str, payload: dict[str, Any]) -> list[str]:
+    """The rows one event is a version of, as ``<layer>:<id>`` (none for a queued correction)."""
+    layer = event_type.split(".", 1)[0]
+    ids: list[Any] = []
+    if layer == "fact":
+        ids = [payload.get("id"), *(payload.get("fact_ids") or [])]
+    elif layer == "reflection":
+        ids = [payload.get("id"), payload.get("reflection_id")]
+    elif layer == "persona":
+        entry = payload.get("entry")
+        ids = [entry.get("id") if isinstance(entry, dict) else None, payload.get("entry_id")]
+    return sorted({f"{layer}:{row_id}" for row_id in ids if isinstance(row_id, str) and row_id})
 
 
 def register_event_seeder(name: str, seeder: EventSeeder) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Collection, Sequence
@@ -10,8 +11,10 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
+from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Max, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Max, Min, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django_q.models import Task
 
@@ -29,7 +32,13 @@ from nekomem.journal.jobs import (
     work_wait,
 )
 from nekomem.journal.models import AppliedSentinel, Event, Job, OutboxOp, WorkStatus
-from nekomem.journal.registry import event_handler_for, event_seeders, outbox_steps_for
+from nekomem.journal.registry import (
+    event_handler_for,
+    event_row_keys,
+    event_seeders,
+    live_row_keys,
+    outbox_steps_for,
+)
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
 
@@ -277,10 +286,16 @@ def outbox_op_retry(*, op_id: UUID) -> bool:
 
 # --- compaction (reference §2.13–2.14) ----------------------------------------------------------------
 
-# The event log is rewritten as seeds once this many events were appended since the last seeds, or
-# once the oldest of them is this old.
+# Compaction looks again at a log once this many events were appended since the last seeds, or once an
+# event is older than the history's retention (the original's 90 days by default); it drops only the
+# events past the retention that are not among the last versions of a live row.
 EVENTS_COMPACT_LINES = 10_000
 EVENTS_COMPACT_AGE = timedelta(days=90)
+# A live row keeps at least this many versions in the journal, however old (issue 49).
+HISTORY_KEEP_VERSIONS = 5
+# Versions kept past the retention are looked at again this often (a row's newer versions, a shorter
+# retention, or its deletion may free them).
+HISTORY_RESCAN = timedelta(days=1)
 # Done ops are dropped once a character's outbox holds this many ops (the file's ≥1000 lines), or
 # once the oldest done op is this old; pending, running, waiting and dead ones stay.
 OUTBOX_COMPACT_LINES = 1_000
@@ -303,28 +318,70 @@ def journal_compact(*, character_id: int, now: datetime | None = None) -> Compac
     )
 
 
+def history_retention() -> timedelta:
+    """How long every version of a row stays in the journal (``NEKOMEM_HISTORY_RETENTION_DAYS``)."""
+    return timedelta(days=settings.HISTORY_RETENTION_DAYS)
+
+
+def _compaction_due(*, character_id: int, now: datetime, cutoff: datetime, retention: timedelta) -> bool:
+    """An event past the retention that the last compaction did not see past it yet, or
+    ``EVENTS_COMPACT_LINES`` events since the last seeds (rows that gained versions since may free
+    older ones). Events the last compaction kept as a live row's last versions do not make it due, but
+    once ``HISTORY_RESCAN`` after it any event past the retention does (the retention may have been
+    shortened since)."""
+    events = Event.objects.filter(character_id=character_id)
+    last_seed = events.filter(seed=True).aggregate(seq=Max("seq"), ts=Max("ts"))
+    logged = events.filter(seed=False)
+    if last_seed["seq"] is not None:
+        since = logged.filter(seq__gt=last_seed["seq"])
+        if since.count() >= EVENTS_COMPACT_LINES:
+            return True
+        if last_seed["ts"] > now - HISTORY_RESCAN:
+            logged = logged.filter(ts__gt=last_seed["ts"] - retention)
+    return logged.filter(ts__lte=cutoff).exists()
+
+
+def _protected_versions(*, character_id: int) -> set[int]:
+    """The last ``HISTORY_KEEP_VERSIONS`` events of every live row of the character."""
+    live = live_row_keys(character_id)
+    kept: dict[str, int] = {}
+    protected: set[int] = set()
+    versions = Event.objects.filter(character_id=character_id, seed=False).order_by("-seq")
+    for pk, event_type, payload in versions.values_list("pk", "type", "payload").iterator(chunk_size=2000):
+        for row in event_row_keys(event_type, payload):
+            if row in live and kept.get(row, 0) < HISTORY_KEEP_VERSIONS:
+                kept[row] = kept.get(row, 0) + 1
+                protected.add(pk)
+    return protected
+
+
 def events_compact(*, character_id: int, now: datetime | None = None, force: bool = False) -> tuple[int, int]:
-    """Rewrite the character's event log as seeds derived from its current views, once it holds
-    ``EVENTS_COMPACT_LINES`` events past its last seeds or the oldest of them is ``EVENTS_COMPACT_AGE``
-    old (``force``: now). Returns (events dropped, seeds written).
+    """Drop the character's events older than the history's retention (``history_retention``), except
+    the last ``HISTORY_KEEP_VERSIONS`` of each live row, and write seeds derived from its current views
+    in place of what was dropped (reference §2.14, bounded by the retention: a version younger than it
+    is never dropped, whatever the log's length). The previous seeds go: the new ones stand for the
+    same views. Returns (events dropped, seeds written); ``force``: now, seeds even if nothing is old.
 
     Only a log whose every event is applied is compacted: an event still waiting for replay (a paused
     reconcile) is not in the views yet, so the seeds could not stand for it. The sentinel moves to the
     last seed, which the views hold already."""
     now = now or timezone.now()
-    logged = Event.objects.filter(character_id=character_id, seed=False).aggregate(
-        n=Count("pk"), oldest=Min("ts")
-    )
-    if not logged["n"]:
+    retention = history_retention()
+    cutoff = now - retention
+    if not Event.objects.filter(character_id=character_id, seed=False).exists():
         return 0, 0
-    due = logged["n"] >= EVENTS_COMPACT_LINES or logged["oldest"] <= now - EVENTS_COMPACT_AGE
-    if not (due or force):
+    if not (force or _compaction_due(character_id=character_id, now=now, cutoff=cutoff, retention=retention)):
         return 0, 0
     with transaction.atomic():
         lock_character(character_id)
         last = Event.objects.filter(character_id=character_id).aggregate(last=Max("seq"))["last"]
         sentinel = AppliedSentinel.objects.filter(character_id=character_id).first()
         if last is None or sentinel is None or (sentinel.last_applied_seq or 0) < last:
+            return 0, 0
+        protected = _protected_versions(character_id=character_id)
+        old = Event.objects.filter(character_id=character_id, seed=False, ts__lte=cutoff, seq__lte=last)
+        doomed = [pk for pk in old.values_list("pk", flat=True) if pk not in protected]
+        if not (doomed or force):
             return 0, 0
         seeds = [
             Event(
@@ -337,7 +394,10 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
             for seeder in event_seeders()
             for event_type, payload in seeder(character_id)
         ]
-        dropped, _ = Event.objects.filter(character_id=character_id, seq__lte=last).delete()
+        dropped = 0
+        for start in range(0, len(doomed), RETENTION_BATCH):
+            dropped += Event.objects.filter(pk__in=doomed[start : start + RETENTION_BATCH]).delete()[0]
+        dropped += Event.objects.filter(character_id=character_id, seed=True, seq__lte=last).delete()[0]
         Event.objects.bulk_create(seeds, batch_size=1000)
         newest = Event.objects.filter(character_id=character_id).order_by("-seq").first()
         if newest is not None:
@@ -346,7 +406,13 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
             AppliedSentinel.objects.filter(pk=sentinel.pk).update(
                 last_applied_seq=None, last_applied_event_id=None, ts=now
             )
-    logger.info("events compacted character=%s dropped=%d seeds=%d", character_id, dropped, len(seeds))
+    logger.info(
+        "events compacted character=%s dropped=%d kept=%d seeds=%d",
+        character_id,
+        dropped,
+        len(protected),
+        len(seeds),
+    )
     return dropped, len(seeds)
 
 
@@ -427,29 +493,61 @@ def work_retention(*, now: datetime | None = None) -> RetentionReport:
     return report
 
 
-def events_redact(*, character_id: int, texts: Collection[str], match: Q) -> int:
-    """Blank, in the character's events that ``match``, every string that holds one of ``texts`` (a
-    forgotten row's text: the journal must not keep a copy). The events stay, so replay and the
-    applied sentinel are unchanged; returns how many events were rewritten."""
-    wanted = [text for text in texts if text]
+# A forgotten text this long is blanked wherever it is quoted (a merge's survivor, a queued correction,
+# a seed); a shorter one only where a string is exactly it, or inside the forgotten row's own events:
+# a word of two characters is inside many texts that were never about it.
+REDACT_QUOTED_MIN = 8
+# More texts than this are looked for in every event of the character (one scan) rather than by a
+# filter per text.
+REDACT_FILTER_MAX = 200
+
+
+def _stored_forms(text: str) -> set[str]:
+    """How a string shows inside a JSON payload as the database stores it: escaped to ASCII (Django's
+    encoder, on SQLite) or as UTF-8 (PostgreSQL's ``jsonb`` text)."""
+    return {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+
+
+def events_redact(*, character_id: int, texts: Collection[str], match: Q | None = None) -> int:
+    """Blank every copy of ``texts`` (a forgotten row's) in the character's events, seeds included: in the
+    events that ``match`` (the row's own versions) every string that holds one; in every other event
+    every string that holds one of at least ``REDACT_QUOTED_MIN`` characters or equals a shorter one.
+    The events stay, so replay and the applied sentinel are unchanged and the history shows that the
+    row was there, never what it said. Runs in the forgetting transaction; returns how many events
+    were rewritten."""
+    wanted = sorted({text for text in texts if text})
     if not wanted:
         return 0
+    own = match if match is not None else Q(pk__in=[])
+    events = Event.objects.filter(character_id=character_id)
+    if len(wanted) <= REDACT_FILTER_MAX:
+        quoting = Q()
+        for text in wanted:
+            for form in _stored_forms(text):
+                quoting |= Q(payload_text__contains=form)
+        events = events.annotate(payload_text=Cast("payload", TextField())).filter(own | quoting)
+    mine = set(Event.objects.filter(own, character_id=character_id).values_list("pk", flat=True))
+    long_texts = [text for text in wanted if len(text) >= REDACT_QUOTED_MIN]
+    short_texts = {text for text in wanted if len(text) < REDACT_QUOTED_MIN}
     rewritten = 0
-    for pk, payload in Event.objects.filter(match, character_id=character_id).values_list("pk", "payload"):
-        blanked = _blanked(payload, wanted)
+    for pk, payload in events.values_list("pk", "payload"):
+        if pk in mine:
+            blanked = _blanked(payload, wanted)
+        else:
+            blanked = _blanked(payload, long_texts, exact=short_texts)
         if blanked != payload:
             Event.objects.filter(pk=pk).update(payload=blanked)
             rewritten += 1
     return rewritten
 
 
-def _blanked(value: Any, texts: list[str]) -> Any:
+def _blanked(value: Any, texts: list[str], *, exact: Collection[str] = ()) -> Any:
     if isinstance(value, str):
-        return "" if any(text in value for text in texts) else value
+        return "" if value in exact or any(text in value for text in texts) else value
     if isinstance(value, list):
-        return [_blanked(item, texts) for item in value]
+        return [_blanked(item, texts, exact=exact) for item in value]
     if isinstance(value, dict):
-        return {key: _blanked(item, texts) for key, item in value.items()}
+        return {key: _blanked(item, texts, exact=exact) for key, item in value.items()}
     return value
 
 

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
-from nekomem.journal.services import event_append
+from nekomem.journal.services import event_append, events_redact
 from nekomem.subjects import SECTION_PREFIX, Subject
 from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection
 from persona.services.entries import contradicts, correction_key, entry_save, section_ensure
@@ -42,6 +42,23 @@ def persona_subject_forget(*, character_id: int, subject_keys: Collection[str]) 
             PersonaEntry.with_subjects.filter(character_id=character_id, subject_key__in=keys).values_list(
                 "pk", "entry_id", "section"
             )
+        )
+        forgotten_texts = {
+            text
+            for text, history in PersonaEntry.with_subjects.filter(
+                character_id=character_id, subject_key__in=keys
+            ).values_list("text", "version_history")
+            for text in [text, *(str(old) for old in history or [] if old)]
+        }
+        for old_text, new_text in PersonaCorrection.with_subjects.filter(
+            character_id=character_id, subject_key__in=keys
+        ).values_list("old_text", "new_text"):
+            forgotten_texts |= {old_text, new_text}
+        # Their earlier versions in the journal keep no text: forgetting wins over history.
+        events_redact(
+            character_id=character_id,
+            texts=forgotten_texts,
+            match=Q(payload__entry__id__in=[entry_id for _pk, entry_id, _section in entries]),
         )
         for _pk, entry_id, section in entries:
             # Only the id: the journal must not keep the text of what was forgotten.

@@ -214,6 +214,14 @@ def scoped_forget(
             ).delete()[0]
             for key in keys
         )
+        # A finished keyed write keeps its answer (ids and counts) for a retry, not what the model
+        # extracted: that is the subject's text.
+        for key in keys:
+            ScopedWriteKey.objects.filter(
+                character_id=character_id,
+                status=ScopedWriteKey.Status.DONE,
+                subject_keys__contains=subject_keys_text([key]),
+            ).update(generated=None, trust=None)
         counts["prompt_locale"] = (
             SubjectRecord.objects.filter(character_id=character_id, subject_key__in=keys)
             .exclude(prompt_locale="")

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from nekomem.characters.language import language_choice_update
 from nekomem.characters.locks import lock_character_update, settled_transaction
-from nekomem.characters.services import character_id_for
+from nekomem.characters.services import character_id_for, database_files_scrub
 from nekomem.textproc import message_text
 from recent.models import TheaterCapsule, TheaterTombstone
 
@@ -218,6 +218,7 @@ def theater_story_forget(*, character_id: int, story_id: object) -> TheaterRemov
             story_id=story,
             forget_marker=marker,
         )
+    database_files_scrub()
     return TheaterRemoved(removed_recent=removed, removed_time_index=0, forget_marker=marker)
 
 
@@ -258,6 +259,8 @@ def theater_session_retract(
         removed, _ = TheaterCapsule.objects.filter(
             matching, character_id=character_id, story_id=story, session_id=session
         ).delete()
+    if removed:
+        database_files_scrub()
     return TheaterRemoved(removed_recent=removed, removed_time_index=0)
 
 

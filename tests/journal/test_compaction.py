@@ -1,5 +1,6 @@
-"""Compaction of the event log and the outbox (reference §2.13–2.14): seeds from the views at
-10 000 events or 90 days, done ops dropped at 1 000 ops or 90 days; in the database and the files."""
+"""Compaction of the event log and the outbox (reference §2.13–2.14): seeds from the views in place of
+the events past the history's retention (90 days; a live row keeps its last 5 versions, issue 49), done
+ops dropped at 1 000 ops or 90 days; in the database and the files."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from django.utils import timezone
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
 from nekomem.journal.services import (
     EVENTS_COMPACT_LINES,
+    HISTORY_KEEP_VERSIONS,
+    HISTORY_RESCAN,
     OUTBOX_COMPACT_LINES,
     event_append,
     events_compact,
     events_reconcile,
+    history_retention,
     outbox_compact,
 )
 from nekomem.journal.tasks import journal_compact_loop
@@ -58,8 +62,14 @@ def character():
     return character
 
 
-def test_a_log_of_ten_thousand_events_becomes_seeds_from_the_views(character, tmp_path: Path) -> None:
+def test_ten_thousand_events_younger_than_the_retention_are_all_kept(character) -> None:
     applied_log(character, EVENTS_COMPACT_LINES)
+    assert events_compact(character_id=character.pk) == (0, 0)
+    assert Event.objects.filter(character=character).count() == EVENTS_COMPACT_LINES
+
+
+def test_a_log_past_the_retention_becomes_seeds_from_the_views(character, tmp_path: Path) -> None:
+    applied_log(character, EVENTS_COMPACT_LINES, age=timedelta(days=91))
     reflections = sorted(
         Reflection.objects.filter(character=character).values_list("reflection_id", flat=True)
     )
@@ -148,3 +158,67 @@ def test_a_schedule_compacts_every_character(character) -> None:
     assert Event.objects.filter(character=character, seed=False).count() == 0
     assert Event.objects.filter(character=character, seed=True).count() == 3
     assert not OutboxOp.objects.filter(character=character).exists()
+
+
+def versions(character, entry_id: str, count: int, *, age: timedelta) -> list[int]:
+    """``count`` new versions of the persona entry ``entry_id``, ``age`` old, applied; their seqs."""
+    with transaction.atomic():
+        seqs = [
+            event_append(
+                character_id=character.pk,
+                event_type="persona.entry_updated",
+                payload={"section": "master", "entry": {"id": entry_id, "text": f"v{n}"}},
+            ).seq
+            for n in range(count)
+        ]
+    Event.objects.filter(seq__in=seqs).update(ts=timezone.now() - age)
+    return seqs
+
+
+def test_a_live_row_keeps_its_last_five_versions_however_old(character) -> None:
+    entry = PersonaEntry.objects.get(character=character)
+    seqs = versions(character, entry.entry_id, 7, age=timedelta(days=200))
+    gone = versions(character, "entry-deleted-long-ago", 3, age=timedelta(days=200))
+
+    dropped, seeds = events_compact(character_id=character.pk)
+
+    assert (dropped, seeds) == (2 + 3, 3)
+    kept = Event.objects.filter(character=character, seed=False).values_list("seq", flat=True)
+    assert sorted(kept) == seqs[-HISTORY_KEEP_VERSIONS:]
+    assert not set(gone) & set(kept)
+    # Kept as versions, they do not make the next tick compact again.
+    assert events_compact(character_id=character.pk) == (0, 0)
+
+
+def test_the_retention_is_the_users_setting(character, settings) -> None:
+    entry = PersonaEntry.objects.get(character=character)
+    settings.HISTORY_RETENTION_DAYS = 7
+    assert history_retention() == timedelta(days=7)
+    versions(character, "row-without-a-view", 2, age=timedelta(days=8))
+    young = versions(character, entry.entry_id, 2, age=timedelta(days=6))
+    assert events_compact(character_id=character.pk) == (2, 3)
+    assert (
+        sorted(Event.objects.filter(character=character, seed=False).values_list("seq", flat=True)) == young
+    )
+
+    # A version past the retention that is not among the last five of its live row goes.
+    many = versions(character, entry.entry_id, 6, age=timedelta(0))
+    assert events_compact(character_id=character.pk, now=timezone.now() + timedelta(days=8)) == (
+        3 + 3,  # the oldest of the eight past the retention, and the previous seeds
+        3,
+    )
+    left = sorted(Event.objects.filter(character=character, seed=False).values_list("seq", flat=True))
+    assert left == [*young, *many][-HISTORY_KEEP_VERSIONS:]
+
+
+def test_a_shortened_retention_is_applied_by_the_next_days_compaction(character, settings) -> None:
+    entry = PersonaEntry.objects.get(character=character)
+    versions(character, entry.entry_id, 1, age=timedelta(0))
+    assert events_compact(character_id=character.pk, force=True) == (0, 3)
+    mid = versions(character, "a-row-no-longer-there", 2, age=timedelta(days=30))
+    assert events_compact(character_id=character.pk) == (0, 0)  # younger than 90 days
+
+    settings.HISTORY_RETENTION_DAYS = 14
+    later = timezone.now() + HISTORY_RESCAN
+    assert events_compact(character_id=character.pk, now=later) == (2 + 3, 3)
+    assert not Event.objects.filter(seq__in=mid).exists()

@@ -1,5 +1,5 @@
-"""events.ndjson, events_applied.json and outbox.ndjson (nekomem/journal/portability.py): a re-import
-never moves the sentinel back nor an op's state backwards."""
+"""events.ndjson, events_applied.json, outbox.ndjson and history.ndjson (nekomem/journal/portability.py):
+a re-import never moves the sentinel back nor an op's state backwards; the history comes back."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from django.core.management import call_command
 from django.db import transaction
 
 from nekomem.characters.models import Character
+from nekomem.characters.services import character_delete, character_get_or_create
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.portability import read_history
 from nekomem.journal.services import event_append
+from nekomem.portability import MalformedFile, memory_export
 from tests.portability.layout import NAME, copy_fixture, load, ndjson
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +72,45 @@ def test_a_sentinel_on_an_event_no_longer_in_the_log_is_kept_without_a_position(
     call_command("export_memory", str(tmp_path / "out"), verbosity=0)
     assert load(tmp_path / "out" / NAME / "events_applied.json")["last_applied_event_id"] == gone
     assert Event.objects.count() == len(ndjson(root / NAME / "events.ndjson"))
+
+
+def test_history_travels_in_a_file_of_its_own_and_comes_back(tmp_path: Path):
+    """``history.ndjson`` (issue 49): what the history knows of each event beyond the original's line
+    (here, which events compaction wrote as seeds); ``events.ndjson`` keeps the original's four keys."""
+    name = "历史往返"
+    character = character_get_or_create(name=name)
+    with transaction.atomic():
+        version = event_append(
+            character_id=character.pk, event_type="fact.absorbed", payload={"fact_ids": []}
+        )
+        seed = event_append(
+            character_id=character.pk, event_type="fact.absorbed", payload={"fact_ids": ["f"]}
+        )
+    Event.objects.filter(pk=seed.pk).update(seed=True)
+    folder = tmp_path / "out" / name
+    exported = {f.filename: f.entries for f in memory_export(character=character, folder=folder)}
+    assert exported["history.ndjson"] == 2
+    assert {tuple(sorted(line)) for line in ndjson(folder / "events.ndjson")} == {
+        ("event_id", "payload", "ts", "type")
+    }
+    history = {line["event_id"]: line for line in ndjson(folder / "history.ndjson")}
+    assert (history[str(version.event_id)]["seed"], history[str(seed.event_id)]["seed"]) == (False, True)
+
+    character_delete(name=name)
+    call_command("import_memory", str(tmp_path / "out"), verbosity=0)
+    back = dict(Event.objects.filter(character__name=name).values_list("event_id", "seed"))
+    assert back == {version.event_id: False, seed.event_id: True}
+    # Again: nothing changes.
+    call_command("import_memory", str(tmp_path / "out"), verbosity=0)
+    assert dict(Event.objects.filter(character__name=name).values_list("event_id", "seed")) == back
+
+
+def test_a_history_line_a_newer_server_wrote_is_read_for_what_this_one_knows(tmp_path: Path):
+    path = tmp_path / "history.ndjson"
+    event_id = str(uuid.uuid4())
+    write_ndjson(path, [{"event_id": event_id, "seed": True, "a_field_from_later": 1}])
+    [line] = read_history(path)
+    assert (str(line.event_id), line.fields) == (event_id, {"seed": True})
+    write_ndjson(path, [{"event_id": event_id, "seed": "sometimes"}])
+    with pytest.raises(MalformedFile, match="line 1"):
+        read_history(path)

@@ -17,6 +17,7 @@ from persona.models import PersonaEntry
 from recent.models import RawMessage
 from reflections.models import Reflection, ReflectionCursor
 from tests.portability.layout import (
+    EXPORT_ONLY,
     FILES,
     FIXTURE,
     NAME,
@@ -48,7 +49,9 @@ def test_every_file_survives_import_then_export(tmp_path: Path):
         assert f"{NAME}/{name}:" in report, name
 
     exported = run("export_memory", str(tmp_path), "--character", NAME)
-    assert {line.split(":")[0] for line in exported.splitlines()} == {f"{NAME}/{name}" for name in FILES}
+    assert {line.split(":")[0] for line in exported.splitlines()} == {
+        f"{NAME}/{name}" for name in (*FILES, *EXPORT_ONLY)
+    }
     exported_cursors = load(tmp_path / NAME / "cursors.json")
     # The original leaves the key unused; the export says how far extraction has read (the newest
     # imported fact, as nothing else said so).

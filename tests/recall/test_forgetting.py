@@ -1,12 +1,14 @@
 """Forgetting that holds (issue 34): after each kind of deletion a random marker text is found by no
 route, no recall query, no export, and in no byte of the saved recall indexes, neither as stored nor
-inside a loaded snapshot (whose texts are compressed, so a byte search alone would prove nothing)."""
+inside a loaded snapshot (whose texts are compressed, so a byte search alone would prove nothing).
+Forgetting wins over history (issue 49): no version of the row in the journal, seeds included, keeps
+the marker either."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
@@ -14,6 +16,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 from hypothesis import HealthCheck, assume, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -22,6 +25,8 @@ from facts.models import Fact
 from facts.services import FactDraft, facts_persist
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_delete, character_get_or_create
+from nekomem.journal.models import Event
+from nekomem.journal.services import events_compact
 from persona.services import persona_entry_create
 from recall import index_cache
 from recall.engine import RecallIndex
@@ -85,8 +90,29 @@ def routes(client: Client, name: str, marker: str) -> str:
     return "\n".join([found, *(r.content.decode(errors="replace") for r in shown)])
 
 
+def history_routes(client: Client, name: str, at: datetime) -> str:
+    """What the history shows of the character: its timeline of changes, and every layer as it stood
+    at ``at`` (a time the forgotten row was there), as one text."""
+    quoted, stamp = quote(name), quote(at.isoformat())
+    shown = [
+        client.get(f"/api/v1/characters/{quoted}/changes/"),
+        *(
+            client.get(f"/api/v1/characters/{quoted}/{layer}/?as_of={stamp}")
+            for layer in ("facts", "reflections", "persona/entries")
+        ),
+    ]
+    return "\n".join(r.content.decode(errors="replace") for r in shown)
+
+
+def journal_texts(character_id: int) -> str:
+    """Every version the journal keeps of the character's rows (seeds included), as one text."""
+    payloads = Event.objects.filter(character_id=character_id).values_list("payload", flat=True)
+    return "\n".join(json.dumps(payload, ensure_ascii=False) for payload in payloads)
+
+
 def assert_forgotten(client: Client, tmp_path: Path, character_id: int, name: str, marker: str) -> None:
     assert marker not in routes(client, name, marker)
+    assert marker not in journal_texts(character_id)
     if Character.objects.filter(pk=character_id).exists():
         assert not [t for t in recalled(name, marker) if marker in t]
     assert not [t for t in cached_texts(character_id) if marker in t]
@@ -176,9 +202,16 @@ def test_a_deleted_text_is_found_nowhere(kind: str, marker: str, tmp_path: Path)
         assert marker in "".join(cached_texts(character.pk))
         assert [t for t in snapshot_texts()[1] if marker in t]
 
+    # Its versions in the journal: as written, and again as the seeds of a compaction.
+    events_compact(character_id=character.pk, force=True)
+    if kind in ("fact", "reflection", "persona"):
+        assert marker in journal_texts(character.pk)
+
+    while_held = timezone.now()
     answer = delete()
     assert answer["removed"][counted] >= 1, answer
     assert_forgotten(client, tmp_path, character.pk, name, marker)
+    assert marker not in history_routes(client, name, while_held)
     if kind != "character":
         # The rest of the memory is still there.
         assert "主人每天早上喝一杯冰美式" in recalled(name, "冰美式")

@@ -181,3 +181,16 @@ def test_a_keyed_batch_with_a_skipped_segment_fails_whole_and_stays_pending(
     done = post(internal_client, "scoped_history", keyed_batch()).json()
     assert [s["status"] for s in done["segments"]] == ["ok", "ok"] and Fact.with_subjects.count() == 2
     assert len(llm_server.requests) == 2
+
+
+def test_forgetting_the_subject_leaves_no_text_in_its_finished_keys(internal_client, llm_server) -> None:
+    llm_server.script(facts_reply("Alice 下周去东京"))
+    assert post(internal_client, "scoped_history", keyed()).json()["status"] == "processed"
+    assert "东京" in str(ScopedWriteKey.objects.get(key="k-1").generated)
+
+    assert post(internal_client, "scoped_forget", {"subject": ALICE}).json()["status"] == "forgotten"
+    row = ScopedWriteKey.objects.get(key="k-1")
+    assert (row.generated, row.trust) == (None, None)
+    # The retry of the finished key still answers from its record, and writes nothing back.
+    again = post(internal_client, "scoped_history", keyed()).json()
+    assert again["duplicate"] is True and Fact.with_subjects.count() == 0
