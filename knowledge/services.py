@@ -70,6 +70,8 @@ BUILD_BATCH = 500
 # Background vector fill: small batches, so inference never holds the shared model long.
 INDEX_BATCH = 8
 INDEX_ROUND = 64
+# How long one fill task runs before it hands over to the next.
+FILL_TASK_SECONDS = 30.0
 QUERY_CHARS = 2_000
 QUERY_LIMIT_MAX = 10
 QUERY_BUDGET_DEFAULT = 1_500
@@ -649,9 +651,9 @@ def knowledge_pack_mark_broken(*, pack_id: str, state: PackState | None = None) 
 def knowledge_vectors_fill(*, max_chunks: int = INDEX_ROUND, batch: int = INDEX_BATCH) -> int:
     """Embed up to ``max_chunks`` chunks that lack a vector of the current model, ``batch`` at a time.
 
-    Runs only in the background (a task, the tick) and only once the model is loaded: it never loads
-    one itself. At most 3 attempts a chunk; packs with local embedding off are skipped. Returns the
-    number of chunks it tried."""
+    Runs only in the background (a task, the tick), never on a request: like the memory layers'
+    backfill it takes the process's embedding model, loading it in the worker when it must. At most 3
+    attempts a chunk; packs with local embedding off are skipped. Returns the number of chunks it tried."""
     with storage_writer() as allowed, exclusive_work("knowledge-vectors") as held:
         if not allowed or not held:
             return 0
@@ -659,11 +661,11 @@ def knowledge_vectors_fill(*, max_chunks: int = INDEX_ROUND, batch: int = INDEX_
 
 
 def _vectors_fill(*, max_chunks: int, batch: int) -> int:
-    if not selectors.knowledge_ready() or not selectors.knowledge_store().enabled:
+    # Not ``knowledge_ready()``: the task cluster never runs the server's startup, and the storage
+    # block is already honoured by ``storage_writer``.
+    if not selectors.knowledge_store().enabled or not _vectors_wanted():
         return 0
-    if not embeddings.is_available(load=False):
-        return 0
-    embedder = embeddings.get_embedder(wait=False)
+    embedder = embeddings.get_embedder()
     if embedder is None:
         return 0
     model_id = embedder.model_id
@@ -723,6 +725,30 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
         with transaction.atomic():
             _changed(vectors_only=True)
     return processed
+
+
+def _vectors_wanted() -> bool:
+    """Some chunk of a sound, embedding pack may still get a vector (so an idle fill loads no model)."""
+    return KnowledgeChunk.objects.filter(
+        version__installed_as__local_embedding=True, version__installed_as__broken=False, failed=False
+    ).exists()
+
+
+def knowledge_vectors_fill_until_done(
+    *, seconds: float = FILL_TASK_SECONDS, round_chunks: int = INDEX_ROUND
+) -> int:
+    """The fill task: rounds until every chunk has its vector, or ``seconds`` pass; then it hands the
+    rest to a fresh task, so one large pack is embedded within minutes rather than a round a minute,
+    and no task holds a worker for long."""
+    deadline = time.monotonic() + seconds
+    total = 0
+    while time.monotonic() < deadline:
+        tried = knowledge_vectors_fill(max_chunks=round_chunks)
+        total += tried
+        if tried < round_chunks:
+            return total
+    _vectors_enqueue()
+    return total
 
 
 def knowledge_tick() -> dict[str, int]:

@@ -10,7 +10,7 @@ def knowledge_import_run(import_id: int) -> str:
 
 
 def knowledge_vectors_fill() -> int:
-    return services.knowledge_vectors_fill()
+    return services.knowledge_vectors_fill_until_done()
 
 
 def knowledge_tick() -> dict[str, int]:

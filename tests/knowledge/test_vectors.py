@@ -65,3 +65,10 @@ def test_a_fill_moves_only_the_vectors_part_of_the_store_version():
     services.knowledge_vectors_fill()
     after = selectors.knowledge_store_version()
     assert after.split("#")[0] == entries_part and after.split("#")[1] != "0"
+
+
+def test_the_fill_task_goes_on_past_one_round_until_every_chunk_has_its_vector():
+    install()
+    tried = services.knowledge_vectors_fill_until_done(round_chunks=1)
+    assert tried == KnowledgeChunk.objects.count() == 2
+    assert selectors.knowledge_packs_list()[0]["vector_state"] == "complete"
