@@ -127,6 +127,7 @@ INSTALLED_APPS = [
     "reflections",
     "persona",
     "recall",
+    "knowledge",
     "mcp_server",
 ]
 

@@ -33,6 +33,7 @@ urlpatterns = [
     path("", include("recall.urls")),
     path("", include("reflections.urls")),
     path("", include("persona.urls")),
+    path("", include("knowledge.urls")),
     path("", include("mcp_server.urls")),
     # The memory browser: the front door, then each layer's pages under /browse/<name>/<layer>/.
     path("", include("nekomem.browser.urls")),

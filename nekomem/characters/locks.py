@@ -189,6 +189,59 @@ def exclusive_work(name: str) -> Iterator[bool]:
 
 
 @contextmanager
+def store_lock(name: str, *, timeout: float) -> Iterator[bool]:
+    """Hold a process-spanning lock named ``name`` for the block, waiting for it at most ``timeout``
+    seconds: yields True when this caller holds it, False when it did not come in time. For a store
+    shared by every character (public knowledge) whose writers must take turns but must never queue
+    a request behind a long import.
+
+    Same kinds of lock as ``exclusive_work`` (its own namespace), tried again every few milliseconds
+    until the deadline: neither an advisory lock nor ``flock`` takes a timeout of its own.
+    """
+    deadline = time.monotonic() + timeout
+    if connection.vendor == "postgresql":
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big", signed=True)
+        held = False
+        with connection.cursor() as cursor:
+            while True:
+                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_STORE_NAMESPACE, key])
+                held = bool(cursor.fetchone()[0])
+                if held or time.monotonic() >= deadline:
+                    break
+                time.sleep(_STORE_LOCK_POLL)
+        try:
+            yield held
+        finally:
+            if held:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_STORE_NAMESPACE, key])
+        return
+    lock_dir = settings.VAR_DIR / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    db_name = os.path.basename(str(connection.settings_dict["NAME"]))
+    fd = os.open(str(lock_dir / f"{db_name}.store-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(_STORE_LOCK_POLL)
+                continue
+            break
+        yield True
+    finally:
+        os.close(fd)
+
+
+# Keys of ``store_lock`` in their own namespace; how often a waiter tries again.
+_STORE_NAMESPACE = 0x6E656B73  # "neks"
+_STORE_LOCK_POLL = 0.01
+
+
+@contextmanager
 def settled_transaction(character_id: int) -> Iterator[None]:
     """``settle_lock`` and ``transaction.atomic`` for a critical section that is one transaction.
 

@@ -4,6 +4,7 @@ import hmac
 import io
 import ipaddress
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from django.conf import settings
@@ -43,6 +44,32 @@ def blocked_response(block: Block) -> HttpResponse:
     )
 
 
+@dataclass(frozen=True)
+class RouteBody:
+    """A route family whose bodies differ from the rest: ``limit`` replaces the body limit (answered
+    with ``too_large()`` past it), and ``media_checked_by_route`` lets the route check the media type
+    itself (the knowledge import takes multipart uploads, its JSON routes answer a wrong type 400)."""
+
+    prefix: str
+    media_checked_by_route: bool = False
+    limit: int | None = None
+    too_large: Callable[[], HttpResponse] | None = None
+
+
+_route_bodies: list[RouteBody] = []
+
+
+def register_route_body(rule: RouteBody) -> None:
+    """Registered by an app's ``ready()``; the longest matching prefix wins."""
+    _route_bodies[:] = [r for r in _route_bodies if r.prefix != rule.prefix]
+    _route_bodies.append(rule)
+    _route_bodies.sort(key=lambda r: -len(r.prefix))
+
+
+def route_body(path: str) -> RouteBody | None:
+    return next((rule for rule in _route_bodies if path.startswith(rule.prefix)), None)
+
+
 def _body_too_large(limit: int) -> HttpResponse:
     return json_error(f"body over {limit} bytes", status=413, error_code="body_too_large")
 
@@ -75,11 +102,15 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         limit = settings.NEKOMEM_MAX_BODY_BYTES
+        rule = route_body(request.path)
+        if rule is not None and rule.limit is not None:
+            limit = rule.limit
+        too_large = rule.too_large if rule is not None and rule.too_large is not None else None
         declared = request.META.get("CONTENT_LENGTH") or ""
         if not declared and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             body = _read_bounded(request.META["wsgi.input"], limit)
             if body is None:
-                return _body_too_large(limit)
+                return too_large() if too_large else _body_too_large(limit)
             request.META["CONTENT_LENGTH"] = str(len(body))
             request._stream = io.BytesIO(body)  # type: ignore[attr-defined]
             return self.get_response(request)
@@ -88,7 +119,7 @@ class BodySizeLimitMiddleware:
         except ValueError:
             return json_error("invalid Content-Length", status=400, error_code="invalid_request")
         if length > limit:
-            return _body_too_large(limit)
+            return too_large() if too_large else _body_too_large(limit)
         return self.get_response(request)
 
 
@@ -202,6 +233,11 @@ def _is_json(content_type: str) -> bool:
     )
 
 
+def _media_checked_by_route(path: str) -> bool:
+    rule = route_body(path)
+    return rule is not None and rule.media_checked_by_route
+
+
 class JsonBodyMiddleware:
     """A body outside the session-protected pages must be ``application/json`` (else 415).
 
@@ -218,6 +254,7 @@ class JsonBodyMiddleware:
             and not request.path.startswith(SESSION_PROTECTED_PREFIXES)
             and _has_body(request)
             and not _is_json(request.META.get("CONTENT_TYPE", ""))
+            and not _media_checked_by_route(request.path)
         ):
             return _forbidden("unsupported_media_type", "the body must be application/json", 415)
         return self.get_response(request)
