@@ -4,7 +4,7 @@
 ``<folder>/packs/pack-<id>.<sha16>.json`` holds each pack in canonical form, named by the first 16 hex
 digits of the sha256 of its bytes. The original rebuilds its ``knowledge.db`` from these two and
 nothing else, so what is written here is all it needs to serve the same packs, and what it writes is
-all nekomem needs. Pure format: no database, no Django.
+all nekomem needs. Pure format: no database.
 
 Faults as the original treats them: a missing ``registry.json`` is an empty store; one that does not
 parse is not trusted and never written over (``RegistryInvalid``); a pack file that is missing,
@@ -14,7 +14,6 @@ altered or too large marks that one pack broken and leaves the others alone.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -25,17 +24,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from knowledge.packs import MATERIAL_TYPES, MAX_PACK_BYTES, pack_id_is_valid, pack_sha256
+
 REGISTRY_FILE = "registry.json"
 PACKS_DIR = "packs"
 REGISTRY_SCHEMA_VERSION = 1
-MATERIAL_TYPES = ("knowledge", "corpus")
 # The original refuses a registry past this (the largest its capacity limits allow) rather than
 # loading it whole, and a pack file past the pack limit fails its hash check unread.
 MAX_REGISTRY_BYTES = 128 * 1024 * 1024
-MAX_PACK_FILE_BYTES = 10 * 1024 * 1024
 SHA_PREFIX_CHARS = 16
 
-_PACK_ID = re.compile(r"[a-z0-9][a-z0-9._-]{1,63}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PACK_FILE = re.compile(r"pack-(?P<pack_id>[a-z0-9][a-z0-9._-]{1,63})\.(?P<sha>[0-9a-f]{16})\.json")
 
@@ -54,10 +52,6 @@ class PackFileBroken(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def pack_sha256(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
 
 
 def pack_file_name(pack_id: str, sha256: str) -> str:
@@ -170,7 +164,7 @@ def _count(value: object) -> int:
 
 
 def _record_parse(pack_id: str, raw: object) -> PackRecord:
-    if not _PACK_ID.fullmatch(pack_id) or not isinstance(raw, dict):
+    if not pack_id_is_valid(pack_id) or not isinstance(raw, dict):
         raise RegistryInvalid("invalid_pack_record")
     sha = raw.get("pack_sha256")
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
@@ -243,7 +237,7 @@ def pack_file_read(folder: Path, record: PackRecord) -> bytes:
     """The bytes of a pack's file, checked against its record's sha256 (``PackFileBroken``)."""
     try:
         with (folder / PACKS_DIR / record.file_name).open("rb") as handle:
-            raw = handle.read(MAX_PACK_FILE_BYTES + 1)
+            raw = handle.read(MAX_PACK_BYTES + 1)
     except FileNotFoundError as exc:
         raise PackFileBroken("pack_file_missing") from exc
     except OSError as exc:
@@ -302,7 +296,7 @@ _hashed: dict[tuple[str, int, int], str] = {}
 def _holds(path: Path, sha256: str) -> bool:
     try:
         stat = path.stat()
-        if stat.st_size > MAX_PACK_FILE_BYTES:
+        if stat.st_size > MAX_PACK_BYTES:
             return False
         key = (str(path), stat.st_size, stat.st_mtime_ns)
         if key not in _hashed:
@@ -329,10 +323,11 @@ def folder_write(folder: Path, registry: Registry, files: Mapping[str, bytes]) -
     packs.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     for pack_id, record in sorted(registry.packs.items()):
-        raw = files.get(pack_id)
         path = packs / record.file_name
-        if raw is None or _holds(path, record.pack_sha256):
+        # Looked up only when the file is not there: ``files`` may load each pack's bytes on demand.
+        if pack_id not in files or _holds(path, record.pack_sha256):
             continue
+        raw = files[pack_id]
         if pack_sha256(raw) != record.pack_sha256:
             raise ValueError(f"the bytes given for pack {pack_id} are not the version its record names")
         write_bytes_atomic(path, raw)

@@ -76,3 +76,10 @@ def post_history(client):
         return client.post(f"/{route}/{name}", data=json.dumps(body), content_type="application/json")
 
     return post
+
+
+@pytest.fixture(autouse=True)
+def _knowledge_folder_in_tmp(settings, tmp_path_factory):
+    """The knowledge store writes its folder back on every change: to the test's own directory,
+    never to the checkout's var/."""
+    settings.NEKOMEM_KNOWLEDGE_DIR = tmp_path_factory.mktemp("knowledge")
