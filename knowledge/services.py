@@ -49,6 +49,7 @@ from knowledge.packs import (
     pack_sha256,
     title_key,
 )
+from knowledge.search import chunk_embed_text, entry_chunks, knowledge_index_refresh, knowledge_lookup
 from nekomem import embeddings
 from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
@@ -73,7 +74,6 @@ QUERY_CHARS = 2_000
 QUERY_LIMIT_MAX = 10
 QUERY_BUDGET_DEFAULT = 1_500
 QUERY_CONCURRENCY = 4
-EMBED_TEXT_CHARS = 2_000
 QUERY_MODES = ("lookup", "sample")
 QUERY_MATERIAL_TYPES = ("auto", "all", *MATERIAL_TYPES)
 
@@ -108,6 +108,14 @@ def _changed() -> None:
     KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
 
     def notify() -> None:
+        try:
+            # This process builds the new index now, so its next lookup does not wait for it.
+            knowledge_index_refresh(
+                entries_version=selectors.knowledge_store_version(),
+                load_entries=selectors.knowledge_search_entries,
+            )
+        except Exception:
+            logger.warning("knowledge index refresh failed", exc_info=True)
         for listener in list(_change_listeners):
             try:
                 listener()
@@ -242,11 +250,6 @@ def knowledge_store_clear() -> int:
 
 
 def _entry_chunks(*, title: str, summary: str, content: str) -> list[str]:
-    try:
-        from knowledge.search import entry_chunks
-    except ImportError:
-        # Until the search package lands on this branch: one passage per 900 characters.
-        return [content[start : start + 900] for start in range(0, len(content), 900)][:32]
     return list(entry_chunks(title=title, summary=summary, content=content))
 
 
@@ -627,11 +630,6 @@ def knowledge_pack_mark_broken(*, pack_id: str, state: PackState | None = None) 
 # --- the background vector fill -------------------------------------------------------------------------
 
 
-def _embed_text(*, title: str, summary: str, chunk: str, first: bool) -> str:
-    parts = [title, summary if first else "", chunk]
-    return "\n".join(part for part in parts if part)[:EMBED_TEXT_CHARS]
-
-
 def knowledge_vectors_fill(*, max_chunks: int = INDEX_ROUND, batch: int = INDEX_BATCH) -> int:
     """Embed up to ``max_chunks`` chunks that lack a vector of the current model, ``batch`` at a time.
 
@@ -669,7 +667,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
             break
         started = time.monotonic()
         texts = [
-            _embed_text(
+            chunk_embed_text(
                 title=row.entry.title, summary=row.entry.summary, chunk=row.text, first=row.ordinal == 0
             )
             for row in rows
@@ -800,8 +798,6 @@ def knowledge_query(
     if not _query_slots.acquire(blocking=False):
         return finish("busy")
     try:
-        from knowledge.search import knowledge_lookup
-
         outcome = knowledge_lookup(
             entries_version=selectors.knowledge_store_version(),
             load_entries=selectors.knowledge_search_entries,

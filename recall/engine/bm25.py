@@ -298,6 +298,20 @@ class Bm25View:
             scores[~self._alive] = 0.0
         return scores
 
+    def term_rows(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(index into ``tokens``, row) of every live row that contains each of the distinct ``tokens``:
+        which query terms a row covers, without scoring (the knowledge search's coverage rule)."""
+        self.freeze()
+        if not self._live or not tokens:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty.astype(np.int32)
+        keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        term, rows, _tfs = self._postings(keys)
+        if self._live < self.size and rows.size:
+            live = self._alive[rows]
+            term, rows = term[live], rows[live]
+        return term, rows
+
     def idf(self, tokens: Sequence[str]) -> np.ndarray:
         """Each token's IDF over the live rows, as ``scores`` computes it, from posting counts: the rows
         of a posting are read only when some row was removed, and then only to count the live ones (a

@@ -1,0 +1,336 @@
+"""The search index over the enabled entries (reference §1.8 "Search"): exact surfaces, BM25 over chunk
+rows with the recall engine's index and tokeniser, cosine over chunk vectors, RRF.
+
+Built from plain ``SearchEntry`` records. BM25 rows are an entry's chunks, each carrying the entry's
+names (title, aliases, recognition terms) and the first also its summary and tags, so a name found in
+any chunk finds the entry and the chunk that matched best is the one shown. An entry's BM25 score is its
+best row's. A new index is built from the previous one: rows whose text did not change keep their
+tokenised postings (tokenising is most of a build), gone rows are tombstoned and new ones appended;
+when the dead rows outnumber the live ones the index is built afresh.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from knowledge.search.chunking import entry_chunks
+from knowledge.search.text import is_cjk_trigram, loose_surface, strict_surface
+from knowledge.search.types import SearchEntry
+from recall.engine import LEXICAL_VIEWS, Bm25View, rrf_fuse
+
+RRF_K = 60
+LEXICAL_CANDIDATES = 48
+SEMANTIC_CANDIDATES = 24
+SEMANTIC_THRESHOLD = 0.5
+MIN_TOKEN_COVERAGE = 0.6
+# A long query is sampled across its length, not cut: the term that matters may come last.
+MAX_QUERY_TOKENS = 128
+MATERIAL_TYPES = ("knowledge", "corpus")
+
+TOKENIZER = LEXICAL_VIEWS["words"]
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's distinct tokens, at most ``MAX_QUERY_TOKENS`` of them spread over the whole query."""
+    unique = list(dict.fromkeys(TOKENIZER(query, ())))
+    if len(unique) <= MAX_QUERY_TOKENS:
+        return unique
+    last = len(unique) - 1
+    return [unique[round(i * last / (MAX_QUERY_TOKENS - 1))] for i in range(MAX_QUERY_TOKENS)]
+
+
+def wanted_material(material_type: str) -> tuple[str, ...]:
+    """``knowledge`` or ``corpus`` alone; ``auto``, ``all`` (or anything else) both."""
+    return (material_type,) if material_type in MATERIAL_TYPES else MATERIAL_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """One hit: the entry's position in the index, the chunk to show, and each path's rank (1-based)."""
+
+    entry: int
+    chunk: int
+    exact: int | None = None
+    bm25: int | None = None
+    vector: int | None = None
+    cosine: float | None = None
+    fused: float = 0.0
+
+
+@dataclass(slots=True)
+class KnowledgeIndex:
+    version: str
+    entries: list[SearchEntry]
+    chunk_texts: list[tuple[str, ...]]
+    view: Bm25View
+    row_keys: dict[tuple[str, int], int]  # (card id, hash of the row text) → row
+    row_entry: np.ndarray  # entry of each row; -1 for a tombstoned row
+    row_chunk: np.ndarray
+    material: np.ndarray  # index into MATERIAL_TYPES per entry
+    strict: dict[str, list[int]]
+    loose: dict[str, list[int]]
+    tags: dict[str, list[int]]
+    vectors: np.ndarray  # (chunks with a vector, dim) float32, unit rows
+    vector_entry: np.ndarray
+    vector_chunk: np.ndarray
+    _names: dict[int, list[frozenset[str]]] = field(default_factory=dict)
+
+    @property
+    def has_vectors(self) -> bool:
+        return bool(self.vectors.shape[0])
+
+    # --- the paths ------------------------------------------------------------------------------------
+
+    def exact(self, query: str, allowed: np.ndarray) -> list[int]:
+        """Entries the whole query names (title, alias, recognition term): strict surfaces first, the
+        loose ones only when nothing matches strictly, so "C" never pulls in "C++"."""
+        for table, surface in ((self.strict, strict_surface(query)), (self.loose, loose_surface(query))):
+            if not surface:
+                continue
+            found = [entry for entry in table.get(surface, ()) if allowed[entry]]
+            if found:
+                return found
+        return []
+
+    def bm25(self, query: str, allowed: np.ndarray) -> tuple[list[int], np.ndarray | None]:
+        """Qualified BM25 hits, best first, and the best row's chunk of every entry (-1: not reached).
+
+        The top ``LEXICAL_CANDIDATES`` entries by their best row's score are kept only when they hold
+        ≥ 60 % of the query's terms (CJK bigrams and words: trigrams would make a reordered phrase
+        miss) or the query names them (all of a title's or alias's tokens are in the query)."""
+        terms = query_terms(query)
+        if not terms or not self.view.size:
+            return [], None
+        scores = self.view.term_scores(terms)
+        rows = np.flatnonzero(scores > 0)
+        rows = rows[self.row_entry[rows] >= 0]
+        if not rows.size:
+            return [], None
+        rows = rows[np.argsort(-scores[rows], kind="stable")]
+        entries = self.row_entry[rows]
+        # The first row of each entry in score order is its best.
+        firsts = np.sort(np.unique(entries, return_index=True)[1])
+        best_rows, best_entries = rows[firsts], entries[firsts]
+        best_chunk = np.full(len(self.entries), -1, dtype=np.int32)
+        best_chunk[best_entries] = self.row_chunk[best_rows]
+        candidates = best_entries[allowed[best_entries]][:LEXICAL_CANDIDATES].tolist()
+        if not candidates:
+            return [], best_chunk
+        coverage = self._coverage(terms, candidates)
+        wanted = set(terms)
+        kept = [
+            entry
+            for entry in candidates
+            if coverage.get(entry, 0.0) >= MIN_TOKEN_COVERAGE or self._named(entry, wanted)
+        ]
+        return kept, best_chunk
+
+    def _coverage(self, terms: Sequence[str], candidates: Sequence[int]) -> dict[int, float]:
+        counted = [term for term in terms if not is_cjk_trigram(term)] or list(terms)
+        term_at, rows = self.view.term_rows(counted)
+        if not rows.size:
+            return {}
+        entries = self.row_entry[rows].astype(np.int64)
+        keep = np.isin(entries, np.asarray(candidates, dtype=np.int64))
+        pairs = np.unique(entries[keep] * len(counted) + term_at[keep])
+        covered = np.bincount(pairs // len(counted))
+        return {entry: covered[entry] / len(counted) for entry in candidates if entry < covered.size}
+
+    def _named(self, entry: int, query_terms: set[str]) -> bool:
+        names = self._names.get(entry)
+        if names is None:
+            record = self.entries[entry]
+            names = [frozenset(TOKENIZER(name, ())) for name in (record.title, *record.aliases)]
+            self._names[entry] = names
+        return any(tokens and tokens <= query_terms for tokens in names)
+
+    def cosine(self, query_vector: np.ndarray, allowed: np.ndarray) -> list[tuple[int, float, int]]:
+        """(entry, cosine, chunk) of the best chunk of each entry at cosine ≥ 0.5, best first, top 24."""
+        if not self.has_vectors or query_vector.shape[0] != self.vectors.shape[1]:
+            return []
+        scores = self.vectors @ query_vector.astype(np.float32)
+        rows = np.flatnonzero(scores >= SEMANTIC_THRESHOLD)
+        rows = rows[allowed[self.vector_entry[rows]]]
+        if not rows.size:
+            return []
+        rows = rows[np.argsort(-scores[rows], kind="stable")]
+        entries = self.vector_entry[rows]
+        firsts = np.sort(np.unique(entries, return_index=True)[1])[:SEMANTIC_CANDIDATES]
+        return [(int(entries[i]), float(scores[rows[i]]), int(self.vector_chunk[rows[i]])) for i in firsts]
+
+    # --- a lookup ---------------------------------------------------------------------------------------
+
+    def allowed(self, material_type: str) -> np.ndarray:
+        codes = [MATERIAL_TYPES.index(kind) for kind in wanted_material(material_type)]
+        return np.isin(self.material, codes)
+
+    def rank(
+        self, query: str, *, material_type: str, limit: int, query_vector: np.ndarray | None
+    ) -> list[Ranked]:
+        """The hits of a lookup, exact matches pinned first, then the RRF of BM25 and cosine."""
+        allowed = self.allowed(material_type)
+        exact = self.exact(query, allowed)
+        lexical, best_chunk = self.bm25(query, allowed)
+        semantic = self.cosine(query_vector, allowed) if query_vector is not None else []
+        fused = rrf_fuse({"bm25": lexical, "vector": [entry for entry, _, _ in semantic]}, k=RRF_K)
+        fused_score = dict(fused)
+        bm25_rank = {entry: at for at, entry in enumerate(lexical, start=1)}
+        vector_rank = {entry: (at, cos, chunk) for at, (entry, cos, chunk) in enumerate(semantic, start=1)}
+        exact_rank = {entry: at for at, entry in enumerate(exact, start=1)}
+        order = list(dict.fromkeys([*exact, *(entry for entry, _ in fused)]))[:limit]
+        hits = []
+        for entry in order:
+            vector = vector_rank.get(entry)
+            if entry in bm25_rank or vector is None:
+                chunk = max(int(best_chunk[entry]), 0) if best_chunk is not None else 0
+            else:
+                chunk = vector[2]  # found by its vector alone: show the chunk that matched
+            hits.append(
+                Ranked(
+                    entry=entry,
+                    chunk=chunk,
+                    exact=exact_rank.get(entry),
+                    bm25=bm25_rank.get(entry),
+                    vector=vector[0] if vector else None,
+                    cosine=round(vector[1], 4) if vector else None,
+                    fused=round(fused_score.get(entry, 0.0), 6),
+                )
+            )
+        return hits
+
+    def sample(self, tag: str, *, material_type: str, limit: int, rng: random.Random) -> list[Ranked]:
+        """Random entries carrying ``tag`` (compared case-folded)."""
+        allowed = self.allowed(material_type)
+        pool = [entry for entry in self.tags.get(tag.strip().casefold(), ()) if allowed[entry]]
+        return [Ranked(entry=entry, chunk=0) for entry in rng.sample(pool, min(limit, len(pool)))]
+
+
+# --- building ----------------------------------------------------------------------------------------
+
+
+def _row_texts(entry: SearchEntry, chunks: Sequence[str]) -> list[str]:
+    names = "\n".join((entry.title, *entry.aliases, *entry.recognition))
+    first = "\n".join((names, entry.summary, *entry.tags))
+    return [f"{first if at == 0 else names}\n{chunk}" for at, chunk in enumerate(chunks)]
+
+
+def _chunk_texts(entry: SearchEntry) -> tuple[str, ...]:
+    if entry.chunks:
+        return tuple(chunk.text for chunk in sorted(entry.chunks, key=lambda chunk: chunk.ordinal))
+    # A store that did not chunk (yet): the same cut the import makes.
+    return tuple(entry_chunks(title=entry.title, summary=entry.summary, content=entry.content))
+
+
+def build_index(
+    version: str,
+    records: Iterable[SearchEntry],
+    *,
+    previous: KnowledgeIndex | None = None,
+    vector_dim: int | None = None,
+) -> KnowledgeIndex:
+    """The index of ``records`` at ``version``, reusing ``previous``'s unchanged rows. Vectors are kept
+    only when their length is ``vector_dim`` float32 values (None: no vector path)."""
+    entries = list(records)
+    chunk_texts = [_chunk_texts(entry) for entry in entries]
+    wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
+    for at, (entry, chunks) in enumerate(zip(entries, chunk_texts, strict=True)):
+        for chunk, text in enumerate(_row_texts(entry, chunks)):
+            wanted.append(((entry.card_id, hash(text)), text, at, chunk))
+
+    reuse = previous is not None and previous.view.size > 0
+    if reuse:
+        assert previous is not None
+        kept = {key for key, _, _, _ in wanted if key in previous.row_keys}
+        dead = previous.view.size - previous.view.dead - len(kept)
+        fresh = len(wanted) - len(kept)
+        # Appending postings costs more per row than building; a mostly new index is built afresh.
+        reuse = previous.view.dead + dead <= len(wanted) and fresh <= max(len(kept), 1)
+    if reuse:
+        assert previous is not None
+        view, row_keys = _updated_view(previous, wanted)
+    else:
+        view = Bm25View(TOKENIZER, [text for _, text, _, _ in wanted])
+        view.freeze()
+        row_keys = {key: row for row, (key, _, _, _) in enumerate(wanted)}
+    row_entry = np.full(view.size, -1, dtype=np.int32)
+    row_chunk = np.zeros(view.size, dtype=np.int32)
+    for key, _, owner, chunk in wanted:
+        row = row_keys[key]
+        row_entry[row] = owner
+        row_chunk[row] = chunk
+
+    strict: dict[str, list[int]] = {}
+    loose: dict[str, list[int]] = {}
+    tags: dict[str, list[int]] = {}
+    for at, entry in enumerate(entries):
+        for name in dict.fromkeys((entry.title, *entry.aliases, *entry.recognition)):
+            for table, surface in ((strict, strict_surface(name)), (loose, loose_surface(name))):
+                if surface and at not in table.setdefault(surface, [])[-1:]:
+                    table[surface].append(at)
+        for tag in dict.fromkeys(tag.strip().casefold() for tag in entry.tags):
+            tags.setdefault(tag, []).append(at)
+    material = np.array(
+        [MATERIAL_TYPES.index(e.material_type) if e.material_type in MATERIAL_TYPES else 0 for e in entries],
+        dtype=np.int8,
+    )
+    vectors, vector_entry, vector_chunk = _vectors(entries, vector_dim)
+    return KnowledgeIndex(
+        version=version,
+        entries=entries,
+        chunk_texts=chunk_texts,
+        view=view,
+        row_keys=row_keys,
+        row_entry=row_entry,
+        row_chunk=row_chunk,
+        material=material,
+        strict=strict,
+        loose=loose,
+        tags=tags,
+        vectors=vectors,
+        vector_entry=vector_entry,
+        vector_chunk=vector_chunk,
+    )
+
+
+def _updated_view(
+    previous: KnowledgeIndex, wanted: list[tuple[tuple[str, int], str, int, int]]
+) -> tuple[Bm25View, dict[tuple[str, int], int]]:
+    """The previous view with gone rows tombstoned and new rows appended (a copy: queries read the
+    previous index meanwhile)."""
+    wanted_keys = {key for key, _, _, _ in wanted}
+    gone = [row for key, row in previous.row_keys.items() if key not in wanted_keys]
+    new = [(key, text) for key, text, _, _ in wanted if key not in previous.row_keys]
+    if not gone and not new:
+        return previous.view, previous.row_keys
+    view = copy.deepcopy(previous.view)
+    for row in gone:
+        view.remove(row)
+    row_keys = {key: row for key, row in previous.row_keys.items() if key in wanted_keys}
+    first = view.size
+    view.append([text for _, text in new])
+    for offset, (key, _) in enumerate(new):
+        row_keys[key] = first + offset
+    return view, row_keys
+
+
+def _vectors(entries: Sequence[SearchEntry], dim: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not dim:
+        return np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    size = dim * 4
+    parts: list[bytes] = []
+    owners: list[int] = []
+    chunks: list[int] = []
+    for at, entry in enumerate(entries):
+        ordered = sorted(entry.chunks, key=lambda chunk: chunk.ordinal)
+        for position, chunk in enumerate(ordered):
+            if chunk.vector is not None and len(chunk.vector) == size:
+                parts.append(chunk.vector)
+                owners.append(at)
+                chunks.append(position)
+    matrix = np.frombuffer(b"".join(parts), dtype=np.float32).reshape(len(parts), dim)
+    return matrix, np.asarray(owners, dtype=np.int32), np.asarray(chunks, dtype=np.int32)
