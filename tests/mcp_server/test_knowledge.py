@@ -31,7 +31,9 @@ def route_answer(internal_client, **body: Any) -> dict[str, Any]:
 
 def test_a_lookup_answers_as_the_chats_route_does(internal_client, pack: dict[str, Any]) -> None:
     entry = pack["entries"][0]
-    query = (entry.get("terms", {}).get("recognition") or entry.get("terms", {}).get("alias") or [entry["title"]])[0]
+    query = (
+        entry.get("terms", {}).get("recognition") or entry.get("terms", {}).get("alias") or [entry["title"]]
+    )[0]
     answer = structured(call("小天", "query_public_knowledge", {"query": query, "language": "zh"}))
     route = route_answer(internal_client, query=query, language="zh")
     assert answer["result"] == route["result"] == "matched"
@@ -54,9 +56,7 @@ def test_a_disabled_entry_and_a_disabled_store_answer_nothing(pack: dict[str, An
 
 def test_sample_mode_draws_entries_of_a_tag(pack: dict[str, Any]) -> None:
     tag = pack["entries"][0]["tags"][0]
-    answer = structured(
-        call("小天", "query_public_knowledge", {"query": tag, "mode": "sample", "limit": 10})
-    )
+    answer = structured(call("小天", "query_public_knowledge", {"query": tag, "mode": "sample", "limit": 10}))
     tagged = {e["title"] for e in pack["entries"] if tag in e.get("tags", [])}
     assert answer["result"] == "matched" and answer["retrieval_mode"] == "sample"
     assert {hit["title"] for hit in answer["hits"]} == tagged
