@@ -162,7 +162,7 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=2000,
-                description="A term, name or meme to look up; with mode 'sample', a tag such as 'domain:meme'",
+                description="A term, name or meme to look up; with mode 'sample', a tag ('domain:meme')",
             ),
         ],
         mode: Annotated[
