@@ -52,8 +52,10 @@ from nekomem.runtime.state import current_block
 logger = logging.getLogger(__name__)
 
 FOLDER_LOCK = "knowledge-folder"
-# A write of 64 MiB of pack files on a slow disk; past this the next change writes instead.
-FOLDER_LOCK_WAIT_SECONDS = 60.0
+# How long a change's write waits for another writer (the holder then writes this change as well).
+FOLDER_LOCK_WAIT_SECONDS = 10.0
+# Writes of one holder while the store keeps changing under it; the next change's writer goes on.
+WRITE_ROUNDS = 5
 
 # Set while the store is being made what a folder holds: the changes of a take-in are written back
 # once it has finished, never half-way (which would drop the files of packs not yet taken in).
@@ -79,16 +81,16 @@ class _VersionBytes(Mapping[str, bytes]):
         return pack_id in self._versions
 
 
-def knowledge_folder_write(*, folder: Path | None = None) -> FolderWritten | None:
-    """Write the store into ``folder`` (default: its own folder); None when nothing was written (a
-    registry there that cannot be trusted, or the folder busy past the wait)."""
-    folder = folder if folder is not None else knowledge_folder()
-    with store_lock(FOLDER_LOCK, timeout=FOLDER_LOCK_WAIT_SECONDS) as held:
-        if not held:
-            logger.warning(
-                "knowledge folder %s: another writer held it too long; the next change writes", folder
-            )
-            return None
+def _store_version() -> int:
+    return KnowledgeStore.objects.filter(pk=1).values_list("version", flat=True).first() or 0
+
+
+def _write_until_current(folder: Path) -> FolderWritten | None:
+    """Write the store as it is, again while it changed meanwhile: a writer that gave up waiting
+    for the folder's lock committed its change before this check, so the holder writes it."""
+    written: FolderWritten | None = None
+    for _ in range(WRITE_ROUNDS):
+        version = _store_version()
         try:
             previous = registry_read(folder)
         except RegistryInvalid as exc:
@@ -97,7 +99,26 @@ def knowledge_folder_write(*, folder: Path | None = None) -> FolderWritten | Non
             )
             return None
         registry, versions = knowledge_registry(previous=previous)
-        return folder_write(folder, registry, _VersionBytes(versions))
+        written = folder_write(folder, registry, _VersionBytes(versions))
+        if _store_version() == version:
+            break
+    return written
+
+
+def knowledge_folder_write(*, folder: Path | None = None) -> FolderWritten | None:
+    """Write the store into ``folder`` (default: its own folder); None when nothing was written (a
+    registry there that cannot be trusted, or another writer held the folder past the wait: that
+    writer writes this change too)."""
+    folder = folder if folder is not None else knowledge_folder()
+    with store_lock(FOLDER_LOCK, timeout=FOLDER_LOCK_WAIT_SECONDS) as held:
+        if not held:
+            logger.warning(
+                "knowledge folder %s: busy past %.0f s; its writer writes this change",
+                folder,
+                FOLDER_LOCK_WAIT_SECONDS,
+            )
+            return None
+        return _write_until_current(folder)
 
 
 def knowledge_folder_changed() -> None:
@@ -200,13 +221,19 @@ def knowledge_folder_take_in(*, folder: Path | None = None) -> FolderTakenIn:
     folder back. A folder without ``registry.json`` has nothing to take in: the store is written
     there. A registry that cannot be trusted is refused: nothing changes on either side."""
     folder = folder if folder is not None else knowledge_folder()
-    try:
-        reading = folder_read(folder)
-    except RegistryInvalid as exc:
-        logger.warning("knowledge folder %s: registry.json refused (%s); nothing taken in", folder, exc)
-        return FolderTakenIn(folder=str(folder), refused=exc.reason)
-    report = knowledge_store_replace(reading=reading, folder=folder)
-    knowledge_folder_write(folder=folder)
+    # The folder's lock for the whole take-in: a change meanwhile must not write the store half taken
+    # in (the final write covers it).
+    with store_lock(FOLDER_LOCK, timeout=FOLDER_LOCK_WAIT_SECONDS) as held:
+        if not held:
+            logger.warning("knowledge folder %s: busy; not taken in", folder)
+            return FolderTakenIn(folder=str(folder), refused="knowledge_busy")
+        try:
+            reading = folder_read(folder)
+        except RegistryInvalid as exc:
+            logger.warning("knowledge folder %s: registry.json refused (%s); nothing taken in", folder, exc)
+            return FolderTakenIn(folder=str(folder), refused=exc.reason)
+        report = knowledge_store_replace(reading=reading, folder=folder)
+        _write_until_current(folder)
     logger.info(
         "knowledge folder %s taken in: packs=%d broken=%d removed=%d",
         folder,
