@@ -14,6 +14,7 @@ import pytest
 from knowledge.files import PACKS_DIR, REGISTRY_FILE, parse_stamp, registry_parse
 from knowledge.install.services import knowledge_folder_take_in
 from knowledge.models import KnowledgePack, KnowledgeStore, PackVersion
+from knowledge.packs import pack_canonical_bytes, pack_decode
 from knowledge.services import (
     knowledge_enabled_set,
     knowledge_entry_disabled_set,
@@ -144,6 +145,9 @@ def test_what_nekomem_writes_is_what_the_original_reads(install: Path) -> None:
     assert raw_file == json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
     assert set(payload) == {"schema_version", "pack_id", "material_type", "source", "entries"}
     assert all(set(entry["terms"]) == {"alias", "recognition"} for entry in payload["entries"])
+    assert (
+        pack_canonical_bytes(pack_decode(raw_file)) == raw_file
+    )  # a fixed point: the original hashes the same
     assert (install / REGISTRY_FILE).read_text(encoding="utf-8").startswith('{\n  "schema_version": 1,')
     # As strictly as the original loads it.
     assert registry_parse(registry).packs[pack_id].disabled_titles == tuple(record["disabled_titles"])

@@ -10,6 +10,7 @@ import pytest
 from knowledge.services import knowledge_enabled_set, knowledge_entry_disabled_set, knowledge_pack_install
 from nekomem.characters.models import Character
 from tests.knowledge.factories import fixture_pack
+from tests.mcp_server.test_http import post, rpc
 from tests.mcp_server.test_tools import call, structured
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +61,20 @@ def test_sample_mode_draws_entries_of_a_tag(pack: dict[str, Any]) -> None:
     tagged = {e["title"] for e in pack["entries"] if tag in e.get("tags", [])}
     assert answer["result"] == "matched" and answer["retrieval_mode"] == "sample"
     assert {hit["title"] for hit in answer["hits"]} == tagged
+
+
+def test_the_tool_answers_over_http_as_well(client, internal_client, pack: dict[str, Any]) -> None:
+    title = pack["entries"][1]["title"]
+    body = rpc(
+        "tools/call", {"name": "query_public_knowledge", "arguments": {"query": title, "language": "en"}}
+    )
+    answer = post(client, body)
+    assert answer.status_code == 200
+    result = answer.json()["result"]["structuredContent"]
+    route = route_answer(internal_client, query=title, language="en")
+    assert (result["result"], result["hits"], result["context"]) == (
+        route["result"],
+        route["hits"],
+        route["context"],
+    )
+    assert result["hits"][0]["title"] == title
