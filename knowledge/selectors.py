@@ -105,7 +105,10 @@ def _chunk_stats(model_id: str) -> dict[int, dict[str, int]]:
             failed=Count("id", filter=Q(failed=True)),
         )
     )
-    return {row["version_id"]: row for row in rows}
+    return {
+        row["version_id"]: {"total": row["total"], "ready": row["ready"], "failed": row["failed"]}
+        for row in rows
+    }
 
 
 def vector_state(
@@ -363,7 +366,10 @@ def knowledge_search_entries() -> Iterator[SearchEntry]:
         usable = vector is not None and model_id and chunk_model == model_id and version_id in vectors_for
         chunks.setdefault(entry_id, []).append(
             SearchChunk(
-                chunk_id=chunk_id, ordinal=ordinal, text=text, vector=bytes(vector) if usable else None
+                chunk_id=chunk_id,
+                ordinal=ordinal,
+                text=text,
+                vector=bytes(vector) if usable and vector is not None else None,
             )
         )
     for entry in KnowledgeEntry.objects.filter(version_id__in=list(packs)).order_by("version_id", "ordinal"):

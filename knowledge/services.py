@@ -419,7 +419,8 @@ def _version_build(
         for text, vector, model_id in KnowledgeChunk.objects.filter(
             version=previous, vector__isnull=False
         ).values_list("text", "vector", "model_id"):
-            reusable[text] = (bytes(vector), model_id)
+            if vector is not None:
+                reusable[text] = (bytes(vector), model_id)
     for start in range(0, len(pack.entries), BUILD_BATCH):
         if should_stop():
             raise _Stopped

@@ -12,6 +12,10 @@ Rules, from ARCHITECTURE.md ("Dependencies point one way", "Locking"):
     Across layers only the public surface is imported: the package itself and its modules in
     ``PUBLIC_MODULES`` (a ``services/`` package by its package-level names, not its submodules),
     and never a module or name that starts with an underscore.
+``apart-imported`` / ``apart-direction``
+    An app that stands apart from the layers (``APPS_APART``: public knowledge, shared by every
+    character, not memory) is imported by no layer and no kernel module, and reads only the layer
+    surfaces listed for it (their public modules, plus the named pure packages: recall's engine).
 ``lock-outside-locks``
     ``select_for_update``, PostgreSQL advisory locks (``pg_advisory*``, ``pg_try_advisory*``) and
     ``BEGIN IMMEDIATE`` appear only in ``LOCKS_MODULE`` (docstrings may talk about them).
@@ -35,6 +39,8 @@ KERNEL = "nekomem"
 # Highest first: a layer may import any layer after it.
 LAYERS = ("recall", "persona", "reflections", "facts", "recent")
 PUBLIC_MODULES = frozenset({"models", "services", "selectors", "api"})
+# Apps beside the layers: what each may read of which layer (beyond its public modules).
+APPS_APART: dict[str, dict[str, frozenset[str]]] = {"knowledge": {"recall": frozenset({"engine"})}}
 LOCKS_MODULE = "nekomem/characters/locks.py"
 LOCK_CALLS = frozenset({"select_for_update"})
 LOCK_SQL = re.compile(r"\bpg_(?:try_)?advisory\w*|\bBEGIN\s+IMMEDIATE\b", re.IGNORECASE)
@@ -67,7 +73,9 @@ class Violation:
 def check_tree(root: Path) -> list[Violation]:
     """Every violation in the kernel and layer packages under ``root``, in path and line order."""
     violations: list[Violation] = []
-    for top in (KERNEL, *LAYERS):
+    for top in (KERNEL, *LAYERS, *APPS_APART):
+        if not (root / top).is_dir():
+            continue
         for path in sorted((root / top).rglob("*.py")):
             relative = path.relative_to(root).as_posix()
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=relative)
@@ -91,7 +99,19 @@ def _import_violations(root: Path, path: str, top: str, tree: ast.AST) -> Iterat
     for line, module, names in _imports(tree):
         parts = module.split(".")
         target = parts[0]
+        if target in APPS_APART and target != top:
+            yield Violation(path, line, "apart-imported", module, f"nothing of the memory imports {target}")
+            continue
         if target not in LAYERS or target == top:
+            continue
+        if top in APPS_APART:
+            readable = APPS_APART[top]
+            if target not in readable:
+                yield Violation(
+                    path, line, "apart-direction", module, f"{top} may read only {sorted(readable)}"
+                )
+            elif not (len(parts) == 2 and parts[1] in readable[target]):
+                yield from _private_violations(root, path, line, parts, names)
             continue
         if top == KERNEL:
             yield Violation(path, line, "kernel-imports-layer", module, "the kernel imports no layer")

@@ -143,3 +143,26 @@ def test_the_command_fails_on_a_violation(project: Path, capsys: pytest.CaptureF
 
 def test_the_repository_keeps_its_boundaries() -> None:
     assert report(REPO) == []
+
+
+def test_an_app_apart_is_imported_by_no_layer_and_reads_only_its_listed_surface(project: Path) -> None:
+    write(
+        project,
+        {
+            "recall/engine/__init__.py": "",
+            "recall/engine/bm25.py": "",
+            "knowledge/__init__.py": "",
+            "knowledge/search.py": (
+                "from recall.engine import Bm25View\nfrom recall import selectors\n"
+                "from recall.engine.bm25 import x\nfrom facts.selectors import y\n"
+            ),
+            "facts/knowledge_use.py": "from knowledge.search import z\n",
+            "nekomem/hook.py": "import knowledge\n",
+        },
+    )
+    assert rules(project) == [
+        ("facts/knowledge_use.py", "apart-imported", "knowledge.search"),
+        ("knowledge/search.py", "private-access", "recall.engine.bm25"),
+        ("knowledge/search.py", "apart-direction", "facts.selectors"),
+        ("nekomem/hook.py", "apart-imported", "knowledge"),
+    ]

@@ -310,3 +310,10 @@ def test_query_miss_and_material_type_filter(imported, post):
     assert post("query", {"query": "完全无关的内容 zebra"}).json()["result"] == "miss"
     corpus_only = post("query", {"query": "rickroll", "material_type": "corpus"}).json()
     assert corpus_only["result"] == "miss" and corpus_only["context"] == ""
+
+
+def test_openapi_schema_lists_the_17_routes(client: Client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    knowledge = sorted(path for path in schema["paths"] if path.startswith("/internal/knowledge/"))
+    assert len(knowledge) == 17
+    assert "413" in schema["paths"]["/internal/knowledge/packs/import"]["post"]["responses"]
