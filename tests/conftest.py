@@ -30,6 +30,7 @@ def _runtime_started(request):
 @pytest.fixture(autouse=True)
 def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
+    from knowledge.search.lookup import knowledge_index_forget
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.status import vector_coverage_forget
     from nekomem.runtime.switches import switches_forget
@@ -37,6 +38,8 @@ def _process_caches_forgotten():
     from recall import index_cache
 
     character_id_forget()
+    # Keyed on the knowledge store's version counter, which starts over with each test's database.
+    knowledge_index_forget()
     switches_forget()
     vector_coverage_forget()
     rendered_forget()
