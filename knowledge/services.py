@@ -63,7 +63,7 @@ WRITE_WAIT_SECONDS = 5.0
 # The switch of a finished build waits for user writes rather than failing the import.
 SWITCH_WAIT_SECONDS = 120.0
 MAX_PENDING_IMPORTS = 3
-IMPORT_LEASE = timedelta(minutes=30)
+IMPORT_LEASE = timedelta(minutes=10)
 IMPORT_TASK = "knowledge.tasks.knowledge_import_run"
 VECTORS_TASK = "knowledge.tasks.knowledge_vectors_fill"
 BUILD_BATCH = 500
@@ -102,20 +102,28 @@ def unregister_knowledge_change_listener(listener: Callable[[], None]) -> None:
         _change_listeners.remove(listener)
 
 
-def _changed() -> None:
-    """Inside the write's transaction: the store's version moves, and listeners run on commit."""
+def _index_refresh() -> None:
+    """This process builds the new index now, so its next lookup does not wait for it."""
+    try:
+        knowledge_index_refresh(
+            entries_version=selectors.knowledge_store_version(),
+            load_entries=selectors.knowledge_search_entries,
+        )
+    except Exception:
+        logger.warning("knowledge index refresh failed", exc_info=True)
+
+
+def _changed(*, refresh_index: bool = True) -> None:
+    """Inside the write's transaction: the store's version moves, and listeners run on commit.
+
+    ``refresh_index``: a request's process builds the new index at once (it answers the next lookup);
+    the vector fill's worker leaves that to the processes that serve lookups."""
     selectors.knowledge_store()
     KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
 
     def notify() -> None:
-        try:
-            # This process builds the new index now, so its next lookup does not wait for it.
-            knowledge_index_refresh(
-                entries_version=selectors.knowledge_store_version(),
-                load_entries=selectors.knowledge_search_entries,
-            )
-        except Exception:
-            logger.warning("knowledge index refresh failed", exc_info=True)
+        if refresh_index:
+            _index_refresh()
         for listener in list(_change_listeners):
             try:
                 listener()
@@ -653,6 +661,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
         return 0
     model_id = embedder.model_id
     processed = 0
+    stored_any = False
     while processed < max_chunks:
         rows = list(
             KnowledgeChunk.objects.filter(
@@ -690,8 +699,6 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
                     failed += KnowledgeChunk.objects.filter(pk=row.pk).update(
                         attempts=attempts, failed=attempts >= KnowledgeChunk.MAX_ATTEMPTS
                     )
-            if stored:
-                _changed()
             IndexBatch.objects.create(
                 model_id=model_id,
                 selected=len(rows),
@@ -701,8 +708,13 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
             )
             _diagnostics_trim(IndexBatch)
         processed += len(rows)
+        stored_any = stored_any or stored > 0
         if not stored:
             break
+    if stored_any:
+        # Once a round, not once a batch: every change of the version rebuilds the lookups' index.
+        with transaction.atomic():
+            _changed(refresh_index=False)
     return processed
 
 

@@ -12,9 +12,14 @@ when the dead rows outnumber the live ones the index is built afresh.
 from __future__ import annotations
 
 import copy
+import logging
+import multiprocessing
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -31,8 +36,13 @@ MIN_TOKEN_COVERAGE = 0.6
 # A long query is sampled across its length, not cut: the term that matters may come last.
 MAX_QUERY_TOKENS = 128
 MATERIAL_TYPES = ("knowledge", "corpus")
+# Tokenising is pure Python: on a thread of a server process it would hold the GIL for seconds and every
+# request of that process would queue behind it. A child process takes it off the server's interpreter
+# (spawned: a fork of a threaded server is not safe), at ~1 s of start-up, so only for large builds.
+OFFLOAD_ROWS = 1_000
 
 TOKENIZER = LEXICAL_VIEWS["words"]
+logger = logging.getLogger(__name__)
 
 
 def query_terms(query: str) -> list[str]:
@@ -71,6 +81,8 @@ class KnowledgeIndex:
     row_keys: dict[tuple[str, int], int]  # (card id, hash of the row text) → row
     row_entry: np.ndarray  # entry of each row; -1 for a tombstoned row
     row_chunk: np.ndarray
+    row_order: np.ndarray  # the live rows ordered by entry: entry e's rows are row_order[row_start[e]:…]
+    row_start: np.ndarray
     material: np.ndarray  # index into MATERIAL_TYPES per entry
     strict: dict[str, list[int]]
     loose: dict[str, list[int]]
@@ -79,6 +91,7 @@ class KnowledgeIndex:
     vector_entry: np.ndarray
     vector_chunk: np.ndarray
     _names: dict[int, list[frozenset[str]]] = field(default_factory=dict)
+    _allowed: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
     @property
     def has_vectors(self) -> bool:
@@ -98,7 +111,7 @@ class KnowledgeIndex:
         return []
 
     def bm25(self, query: str, allowed: np.ndarray) -> tuple[list[int], np.ndarray | None]:
-        """Qualified BM25 hits, best first, and the best row's chunk of every entry (-1: not reached).
+        """Qualified BM25 hits, best first, and every row's score (None: no query term).
 
         The top ``LEXICAL_CANDIDATES`` entries by their best row's score are kept only when they hold
         ≥ 60 % of the query's terms (CJK bigrams and words: trigrams would make a reordered phrase
@@ -108,38 +121,56 @@ class KnowledgeIndex:
             return [], None
         scores = self.view.term_scores(terms)
         rows = np.flatnonzero(scores > 0)
-        rows = rows[self.row_entry[rows] >= 0]
-        if not rows.size:
-            return [], None
-        rows = rows[np.argsort(-scores[rows], kind="stable")]
-        entries = self.row_entry[rows]
-        # The first row of each entry in score order is its best.
-        firsts = np.sort(np.unique(entries, return_index=True)[1])
-        best_rows, best_entries = rows[firsts], entries[firsts]
-        best_chunk = np.full(len(self.entries), -1, dtype=np.int32)
-        best_chunk[best_entries] = self.row_chunk[best_rows]
-        candidates = best_entries[allowed[best_entries]][:LEXICAL_CANDIDATES].tolist()
+        owners = self.row_entry[rows]
+        rows = rows[(owners >= 0) & allowed[owners]]  # a dead row's -1 reads the last entry: masked first
+        candidates = self._best_entries(rows, scores, LEXICAL_CANDIDATES)
         if not candidates:
-            return [], best_chunk
+            return [], scores
         coverage = self._coverage(terms, candidates)
         wanted = set(terms)
         kept = [
             entry
             for entry in candidates
-            if coverage.get(entry, 0.0) >= MIN_TOKEN_COVERAGE or self._named(entry, wanted)
+            if coverage[entry] >= MIN_TOKEN_COVERAGE or self._named(entry, wanted)
         ]
-        return kept, best_chunk
+        return kept, scores
 
-    def _coverage(self, terms: Sequence[str], candidates: Sequence[int]) -> dict[int, float]:
+    def _best_entries(self, rows: np.ndarray, scores: np.ndarray, count: int) -> list[int]:
+        """The ``count`` entries whose best row among ``rows`` scores highest, best first (ties: the
+        lower row). Only the top rows are sorted: an entry has few rows, so 4·count rows hold count
+        entries unless one entry has many."""
+        take = count * 4
+        while True:
+            top = rows if rows.size <= take else rows[np.argpartition(-scores[rows], take)[:take]]
+            top = top[np.lexsort((top, -scores[top]))]
+            owners = self.row_entry[top]
+            firsts = np.sort(np.unique(owners, return_index=True)[1])
+            if firsts.size >= count or top.size == rows.size:
+                return [int(entry) for entry in owners[firsts[:count]]]
+            take *= 4
+
+    def entry_rows(self, entry: int) -> np.ndarray:
+        return self.row_order[self.row_start[entry] : self.row_start[entry + 1]]
+
+    def best_chunk(self, entry: int, scores: np.ndarray | None) -> int:
+        """The chunk of the entry's best-scoring row (the first chunk when none scored)."""
+        rows = self.entry_rows(entry)
+        if scores is None or not rows.size or not scores[rows].max() > 0:
+            return 0
+        return int(self.row_chunk[rows[int(np.argmax(scores[rows]))]])
+
+    def _coverage(self, terms: Sequence[str], candidates: Sequence[int]) -> np.ndarray:
+        """Per entry, the share of the query's terms it holds (only ``candidates`` are counted)."""
         counted = [term for term in terms if not is_cjk_trigram(term)] or list(terms)
+        mask = np.zeros(self.view.size, dtype=bool)
+        for entry in candidates:
+            mask[self.entry_rows(entry)] = True
         term_at, rows = self.view.term_rows(counted)
-        if not rows.size:
-            return {}
-        entries = self.row_entry[rows].astype(np.int64)
-        keep = np.isin(entries, np.asarray(candidates, dtype=np.int64))
-        pairs = np.unique(entries[keep] * len(counted) + term_at[keep])
-        covered = np.bincount(pairs // len(counted))
-        return {entry: covered[entry] / len(counted) for entry in candidates if entry < covered.size}
+        keep = mask[rows]
+        owners = self.row_entry[rows[keep]].astype(np.int64)
+        pairs = np.unique(owners * len(counted) + term_at[keep])
+        covered = np.bincount(pairs // len(counted), minlength=len(self.entries))
+        return covered / len(counted)
 
     def _named(self, entry: int, query_terms: set[str]) -> bool:
         names = self._names.get(entry)
@@ -149,16 +180,20 @@ class KnowledgeIndex:
             self._names[entry] = names
         return any(tokens and tokens <= query_terms for tokens in names)
 
-    def cosine(self, query_vector: np.ndarray, allowed: np.ndarray) -> list[tuple[int, float, int]]:
-        """(entry, cosine, chunk) of the best chunk of each entry at cosine ≥ 0.5, best first, top 24."""
+    def vector_scores(self, query_vector: np.ndarray) -> np.ndarray | None:
+        """Every chunk vector's cosine with the query (the costly part of the vector path: a matrix-vector
+        product over all chunks, run beside the lexical paths); None for a vector of another length."""
         if not self.has_vectors or query_vector.shape[0] != self.vectors.shape[1]:
-            return []
-        scores = self.vectors @ query_vector.astype(np.float32)
+            return None
+        return np.asarray(self.vectors @ query_vector.astype(np.float32))
+
+    def cosine(self, scores: np.ndarray, allowed: np.ndarray) -> list[tuple[int, float, int]]:
+        """(entry, cosine, chunk) of the best chunk of each entry at cosine ≥ 0.5, best first, top 24."""
         rows = np.flatnonzero(scores >= SEMANTIC_THRESHOLD)
         rows = rows[allowed[self.vector_entry[rows]]]
         if not rows.size:
             return []
-        rows = rows[np.argsort(-scores[rows], kind="stable")]
+        rows = rows[np.lexsort((rows, -scores[rows]))]
         entries = self.vector_entry[rows]
         firsts = np.sort(np.unique(entries, return_index=True)[1])[:SEMANTIC_CANDIDATES]
         return [(int(entries[i]), float(scores[rows[i]]), int(self.vector_chunk[rows[i]])) for i in firsts]
@@ -166,17 +201,32 @@ class KnowledgeIndex:
     # --- a lookup ---------------------------------------------------------------------------------------
 
     def allowed(self, material_type: str) -> np.ndarray:
-        codes = [MATERIAL_TYPES.index(kind) for kind in wanted_material(material_type)]
-        return np.isin(self.material, codes)
+        kinds = wanted_material(material_type)
+        mask = self._allowed.get(kinds)
+        if mask is None:
+            mask = self._allowed[kinds] = np.isin(self.material, [MATERIAL_TYPES.index(k) for k in kinds])
+        return mask
 
     def rank(
-        self, query: str, *, material_type: str, limit: int, query_vector: np.ndarray | None
+        self,
+        query: str,
+        *,
+        material_type: str,
+        limit: int,
+        query_vector: np.ndarray | None = None,
+        vector_scores: Callable[[], np.ndarray | None] | None = None,
     ) -> list[Ranked]:
-        """The hits of a lookup, exact matches pinned first, then the RRF of BM25 and cosine."""
+        """The hits of a lookup, exact matches pinned first, then the RRF of BM25 and cosine. The cosine
+        path reads ``query_vector``, or the chunk scores ``vector_scores`` answers once the lexical paths
+        are done (None: too late, or no vector)."""
         allowed = self.allowed(material_type)
         exact = self.exact(query, allowed)
-        lexical, best_chunk = self.bm25(query, allowed)
-        semantic = self.cosine(query_vector, allowed) if query_vector is not None else []
+        lexical, scores = self.bm25(query, allowed)
+        if vector_scores is not None:
+            cosines = vector_scores()
+        else:
+            cosines = self.vector_scores(query_vector) if query_vector is not None else None
+        semantic = self.cosine(cosines, allowed) if cosines is not None else []
         fused = rrf_fuse({"bm25": lexical, "vector": [entry for entry, _, _ in semantic]}, k=RRF_K)
         fused_score = dict(fused)
         bm25_rank = {entry: at for at, entry in enumerate(lexical, start=1)}
@@ -186,10 +236,8 @@ class KnowledgeIndex:
         hits = []
         for entry in order:
             vector = vector_rank.get(entry)
-            if entry in bm25_rank or vector is None:
-                chunk = max(int(best_chunk[entry]), 0) if best_chunk is not None else 0
-            else:
-                chunk = vector[2]  # found by its vector alone: show the chunk that matched
+            # Found by its vector alone: show the chunk that matched.
+            chunk = self.best_chunk(entry, scores) if entry in bm25_rank or vector is None else vector[2]
             hits.append(
                 Ranked(
                     entry=entry,
@@ -232,9 +280,11 @@ def build_index(
     *,
     previous: KnowledgeIndex | None = None,
     vector_dim: int | None = None,
+    offload_rows: int = OFFLOAD_ROWS,
 ) -> KnowledgeIndex:
     """The index of ``records`` at ``version``, reusing ``previous``'s unchanged rows. Vectors are kept
-    only when their length is ``vector_dim`` float32 values (None: no vector path)."""
+    only when their length is ``vector_dim`` float32 values (None: no vector path). At least
+    ``offload_rows`` rows to tokenise are tokenised in a child process."""
     entries = list(records)
     chunk_texts = [_chunk_texts(entry) for entry in entries]
     wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
@@ -252,10 +302,9 @@ def build_index(
         reuse = previous.view.dead + dead <= len(wanted) and fresh <= max(len(kept), 1)
     if reuse:
         assert previous is not None
-        view, row_keys = _updated_view(previous, wanted)
+        view, row_keys = _updated_view(previous, wanted, offload_rows)
     else:
-        view = Bm25View(TOKENIZER, [text for _, text, _, _ in wanted])
-        view.freeze()
+        view = _tokenised(_fresh_view, [text for _, text, _, _ in wanted], offload_rows)
         row_keys = {key: row for row, (key, _, _, _) in enumerate(wanted)}
     row_entry = np.full(view.size, -1, dtype=np.int32)
     row_chunk = np.zeros(view.size, dtype=np.int32)
@@ -263,6 +312,9 @@ def build_index(
         row = row_keys[key]
         row_entry[row] = owner
         row_chunk[row] = chunk
+    live = np.flatnonzero(row_entry >= 0)
+    row_order = live[np.argsort(row_entry[live], kind="stable")]
+    row_start = np.searchsorted(row_entry[row_order], np.arange(len(entries) + 1)).astype(np.int64)
 
     strict: dict[str, list[int]] = {}
     loose: dict[str, list[int]] = {}
@@ -287,6 +339,8 @@ def build_index(
         row_keys=row_keys,
         row_entry=row_entry,
         row_chunk=row_chunk,
+        row_order=row_order,
+        row_start=row_start,
         material=material,
         strict=strict,
         loose=loose,
@@ -298,7 +352,7 @@ def build_index(
 
 
 def _updated_view(
-    previous: KnowledgeIndex, wanted: list[tuple[tuple[str, int], str, int, int]]
+    previous: KnowledgeIndex, wanted: list[tuple[tuple[str, int], str, int, int]], offload_rows: int
 ) -> tuple[Bm25View, dict[tuple[str, int], int]]:
     """The previous view with gone rows tombstoned and new rows appended (a copy: queries read the
     previous index meanwhile)."""
@@ -307,15 +361,42 @@ def _updated_view(
     new = [(key, text) for key, text, _, _ in wanted if key not in previous.row_keys]
     if not gone and not new:
         return previous.view, previous.row_keys
+    counted = _tokenised(_counted_rows, [text for _, text in new], offload_rows) if new else []
     view = copy.deepcopy(previous.view)
     for row in gone:
         view.remove(row)
     row_keys = {key: row for key, row in previous.row_keys.items() if key in wanted_keys}
     first = view.size
-    view.append([text for _, text in new])
+    view.append_counted(counted)
     for offset, (key, _) in enumerate(new):
         row_keys[key] = first + offset
     return view, row_keys
+
+
+# --- tokenising, here or in a child process ------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def _fresh_view(texts: list[str]) -> Bm25View:
+    view = Bm25View(TOKENIZER, texts)
+    view.freeze()
+    return view
+
+
+def _counted_rows(texts: list[str]) -> list[tuple[dict[int, int], int]]:
+    return Bm25View(TOKENIZER).counted(texts)
+
+
+def _tokenised(work: Callable[[list[str]], T], texts: list[str], offload_rows: int) -> T:
+    if len(texts) < offload_rows:
+        return work(texts)
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(work, texts).result()
+    except (OSError, BrokenProcessPool):
+        logger.warning("knowledge index: no child process, tokenising here", exc_info=True)
+        return work(texts)
 
 
 def _vectors(entries: Sequence[SearchEntry], dim: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -2,13 +2,16 @@
 entries version, the query vector within the caller's budget, the answer block.
 
 The index of a version is built once per process, by the first lookup that needs it (or the store's
-``knowledge_index_refresh`` after a change), from the previous version's index. The entries are read
-in the caller's thread (the store's read sees the caller's transaction); the tokenising runs on a
-builder thread the caller waits for at most its budget, so a lookup answers ``timeout`` rather than
-outwait its budget, and the build goes on for the next one. The query vector comes from the kernel's
-model only when it is already loaded (a lookup never loads a model) and is computed beside the lexical
-paths; when it is not there within the budget the lookup answers from exact and BM25 alone
-(``retrieval_mode: "bm25"``).
+``knowledge_index_refresh`` after a change), from the previous version's index. A version may be
+``"<must see>#<may lag>"``: when only the part after ``#`` changed (chunk vectors filled in, a pack
+added or replaced), lookups keep answering from the previous index until the new one is built; a change
+of the part before it (an entry disabled, a pack removed, a type overridden) is waited for. The
+entries are read in the caller's thread (the store's read sees the caller's transaction); the
+tokenising runs on a builder thread (a child process for a large one) the caller waits for at most its
+budget, so a lookup answers ``timeout`` rather than outwait its budget, and the build goes on for the
+next one. The query vector comes from the kernel's model only when it is already loaded (a lookup never
+loads a model) and is computed beside the lexical paths; when it is not there within the budget the
+lookup answers from exact and BM25 alone (``retrieval_mode: "bm25"``).
 """
 
 from __future__ import annotations
@@ -90,10 +93,17 @@ class _IndexCache:
         return index if index is not None and index.version == version else None
 
     def get(
-        self, version: str, load: Callable[[], Iterable[SearchEntry]], *, timeout: float | None
+        self,
+        version: str,
+        load: Callable[[], Iterable[SearchEntry]],
+        *,
+        timeout: float | None,
+        previous_ok: bool = True,
     ) -> KnowledgeIndex | None:
         """The index of ``version``, waiting for its build at most ``timeout`` seconds (None: as long as it
-        takes); None when it is not ready in time. Raises what the entries' read or the build raised."""
+        takes); None when it is not ready in time. With ``previous_ok`` the current index answers at once
+        while the new one builds when only the "may lag" part of the version differs. Raises what the
+        entries' read or the build raised."""
         with self._lock:
             index = self.current(version)
             if index is not None:
@@ -104,6 +114,9 @@ class _IndexCache:
                 self._sequence += 1
                 build = self._builds[version] = _Build(self._sequence)
             previous = self._current
+        # Only what may lag changed: the current index answers while the new one builds.
+        stale_ok = previous_ok and previous is not None and may_lag(previous.version, version)
+        answering = previous if stale_ok else None
         if starter:
             try:
                 records = list(load())
@@ -116,6 +129,8 @@ class _IndexCache:
                 name="knowledge-index",
                 daemon=True,
             ).start()
+        if answering is not None:
+            return answering
         if not build.done.wait(timeout):
             return None
         if build.error is not None:
@@ -149,6 +164,11 @@ class _IndexCache:
 _cache = _IndexCache()
 
 
+def may_lag(version: str, other: str) -> bool:
+    """Whether two versions differ in their "may lag" part alone (``"<must see>#<may lag>"``)."""
+    return "#" in version and "#" in other and version.split("#", 1)[0] == other.split("#", 1)[0]
+
+
 def _vector_dim() -> int | None:
     space = embeddings.vector_space()
     return space.dim if space is not None else None
@@ -159,7 +179,7 @@ def knowledge_index_refresh(
 ) -> None:
     """Build the index of ``entries_version`` now, in the caller's time (the store calls it after a change
     commits, and at start), so no lookup waits for it."""
-    _cache.get(entries_version, load_entries, timeout=None)
+    _cache.get(entries_version, load_entries, timeout=None, previous_ok=False)
 
 
 def knowledge_index_forget() -> None:
@@ -172,19 +192,19 @@ def knowledge_index_forget() -> None:
 _embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="knowledge-query-vector")
 
 
-def _query_vector_started(query: str) -> Future[np.ndarray] | None:
-    """The query's vector being computed, or None when no model is loaded (none is loaded for it)."""
-    if not embeddings.is_available(load=False):
+def _vector_scores_started(index: KnowledgeIndex, query: str) -> Future[np.ndarray | None] | None:
+    """The query's chunk cosines being computed on a worker (the query vector, then the product with the
+    chunk vectors), or None when there are no chunk vectors or no loaded model (none is loaded for it)."""
+    if not index.has_vectors or not embeddings.is_available(load=False):
         return None
     embedder = embeddings.get_embedder(wait=False)
     if embedder is None:
         return None
-    return _embedding_pool.submit(embedder.embed_query, " ".join(query.split()))
+    text = " ".join(query.split())
+    return _embedding_pool.submit(lambda: index.vector_scores(embedder.embed_query(text)))
 
 
-def _query_vector(started: Future[np.ndarray] | None, deadline: float) -> np.ndarray | None:
-    if started is None:
-        return None
+def _arrived(started: Future[np.ndarray | None], deadline: float) -> np.ndarray | None:
     try:
         return started.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
@@ -221,7 +241,6 @@ def knowledge_lookup(
 
     default_mode = "sample" if sample else "bm25"
     try:
-        vector_started = None if sample or not query else _query_vector_started(query)
         index = _cache.get(entries_version, load_entries, timeout=max(0.0, deadline - time.monotonic()))
         if index is None:
             return outcome("timeout", default_mode)
@@ -231,9 +250,16 @@ def knowledge_lookup(
             ranked = index.sample(query, material_type=material_type, limit=limit, rng=_rng)
             retrieval_mode = "sample"
         else:
-            vector = _query_vector(vector_started, deadline) if index.has_vectors else None
-            retrieval_mode = "hybrid" if vector is not None else "bm25"
-            ranked = index.rank(query, material_type=material_type, limit=limit, query_vector=vector)
+            started_scores = _vector_scores_started(index, query)
+            arrived: list[bool] = []
+
+            def vector_scores() -> np.ndarray | None:
+                scores = _arrived(started_scores, deadline) if started_scores is not None else None
+                arrived.append(scores is not None)
+                return scores
+
+            ranked = index.rank(query, material_type=material_type, limit=limit, vector_scores=vector_scores)
+            retrieval_mode = "hybrid" if arrived and arrived[0] else "bm25"
         if not ranked:
             return outcome("miss", retrieval_mode)
         return outcome(retrieval_mode=retrieval_mode, **_matched(index, ranked, language))

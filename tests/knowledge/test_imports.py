@@ -100,3 +100,27 @@ def test_install_keeps_the_given_state_and_search_entries_skip_disabled():
     assert found[0].card_id == "memes.test/芝士雪豹"
     records = selectors.knowledge_pack_records()
     assert records[0].disabled_titles == ("rickroll",) and records[0].canonical.startswith(b"{")
+
+
+def test_the_tick_reenqueues_a_lost_import_and_drops_an_abandoned_build():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    job = services.knowledge_import_submit(raw=pack_bytes(fixture_pack()))
+    # Its on-commit enqueue never ran (a broker outage): the tick's sweep finds it a minute later.
+    long_ago = timezone.now() - timedelta(hours=2)
+    KnowledgeImport.objects.filter(job_id=job["job_id"]).update(updated_at=long_ago)
+    abandoned = PackVersion.objects.create(
+        pack_id="gone.pack",
+        sha256="1" * 64,
+        canonical=b"{}",
+        declared_material_type="corpus",
+        source_name="s",
+    )
+    PackVersion.objects.filter(pk=abandoned.pk).update(created_at=long_ago)
+    report = services.knowledge_tick()
+    assert report["imports"] == 1
+    assert KnowledgeImport.objects.get(job_id=job["job_id"]).state == ImportState.ACTIVE
+    assert not PackVersion.objects.filter(pk=abandoned.pk).exists()
+    assert titles() == ["芝士雪豹", "Rickroll"]

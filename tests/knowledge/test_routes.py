@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
@@ -317,3 +319,31 @@ def test_openapi_schema_lists_the_17_routes(client: Client):
     knowledge = sorted(path for path in schema["paths"] if path.startswith("/internal/knowledge/"))
     assert len(knowledge) == 17
     assert "413" in schema["paths"]["/internal/knowledge/packs/import"]["post"]["responses"]
+
+
+def test_import_takes_json_or_multipart_only(post):
+    answer = post("packs/import", pack_bytes(fixture_pack()), content_type="text/plain")
+    assert answer.status_code == 400 and answer.json() == {"ok": False, "reason": "invalid_request"}
+
+
+def test_before_startup_routes_answer_knowledge_starting_and_availability_stays_200(rf):
+    from knowledge import views
+    from nekomem.runtime.state import set_initializing, startup_run
+
+    set_initializing()
+    try:
+        starting = views.packs(rf.get("/internal/knowledge/packs"))
+        assert starting.status_code == 503
+        assert json.loads(starting.content) == {"ok": False, "reason": "knowledge_starting"}
+        flags_only = views.availability(rf.get("/internal/knowledge/availability"))
+        assert flags_only.status_code == 200
+        assert json.loads(flags_only.content) == {
+            "ok": True,
+            "ready": False,
+            "enabled": False,
+            "tool_available": False,
+        }
+        status_answer = json.loads(views.status(rf.get("/internal/knowledge/status")).content)
+        assert status_answer["status"]["state"] == "starting"
+    finally:
+        assert startup_run()
