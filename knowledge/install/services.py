@@ -169,6 +169,27 @@ def _times_keep(record: PackRecord, *, sound: bool) -> None:
             packs.update(installed_at=installed, updated_at=updated)
 
 
+def _holds_already(pack: KnowledgePack | None, record: PackRecord) -> bool:
+    """The store already serves this version of the pack with this state and these times."""
+    return (
+        pack is not None
+        and not pack.broken
+        and pack.version is not None
+        and pack.version.sha256 == record.pack_sha256
+        and (pack.material_type_override or None) == record.material_type_override
+        and pack.auto_context == record.auto_context
+        and pack.local_embedding == record.local_embedding
+        and sorted(set(pack.disabled_titles)) == sorted(set(record.disabled_titles))
+        and all(
+            stamp is None or stamp == held
+            for stamp, held in (
+                (parse_stamp(record.installed_at), pack.installed_at),
+                (parse_stamp(record.updated_at), pack.updated_at),
+            )
+        )
+    )
+
+
 def knowledge_store_replace(*, reading: FolderReading, folder: Path) -> FolderTakenIn:
     """Make the store what ``reading`` holds: its packs with the user's state, the rest removed, the
     global switch as it says. Installing a pack the store already holds (same sha256) builds
@@ -188,9 +209,17 @@ def knowledge_store_replace(*, reading: FolderReading, folder: Path) -> FolderTa
                 report.removed.append(pack_id)
             except KnowledgeRefused:
                 pass  # removed meanwhile
+        held = {
+            pack.pack_id: pack
+            for pack in KnowledgePack.objects.select_related("version").defer("version__canonical")
+        }
         for pack_id, record in sorted(registry.packs.items()):
             raw = reading.files.get(pack_id)
             reason = reading.broken.get(pack_id, "")
+            if raw is not None and _holds_already(held.get(pack_id), record):
+                # Nothing to build or set: no write, so the store's version (and its index) stays.
+                report.packs.append(pack_id)
+                continue
             if raw is not None:
                 try:
                     if pack_decode(raw).pack_id != pack_id:

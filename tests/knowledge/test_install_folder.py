@@ -96,8 +96,11 @@ def test_taking_the_same_folder_in_again_changes_nothing(install: Path) -> None:
     knowledge_folder_take_in()
     versions = sorted(PackVersion.objects.values_list("pk", flat=True))
     before = _snapshot(install)
+    store_version = KnowledgeStore.objects.get(pk=1).version
     report = knowledge_folder_take_in()
     assert report.packs == ["greeting-styles", "neko-memes"] and not report.broken and not report.removed
+    # Not even a write: the store's version, which lookups' index is keyed on, stays.
+    assert KnowledgeStore.objects.get(pk=1).version == store_version
     assert sorted(PackVersion.objects.values_list("pk", flat=True)) == versions
     assert _snapshot(install) == before
 
