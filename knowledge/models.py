@@ -23,7 +23,10 @@ class KnowledgeStore(models.Model):
     """The one row of store-wide state: the global switch and the change counter."""
 
     enabled = models.BooleanField(default=True, help_text="Off: queries answer 'disabled', no vectors fill.")
-    version = models.BigIntegerField(default=0, help_text="Changes on every change a query could see.")
+    version = models.BigIntegerField(default=0, help_text="Changes with every pack, entry or policy change.")
+    vectors_version = models.BigIntegerField(
+        default=0, help_text="Changes when the background fill stored vectors (a lookup may lag behind it)."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

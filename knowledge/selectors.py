@@ -44,9 +44,11 @@ def knowledge_store() -> KnowledgeStore:
 
 
 def knowledge_store_version() -> str:
-    """What a cache of the store's contents is keyed on: changes with every visible change."""
-    version = KnowledgeStore.objects.filter(pk=1).values_list("version", flat=True).first()
-    return str(version or 0)
+    """What a cache of the store's contents is keyed on, ``"<entries>#<vectors>"``: it changes with every
+    visible change; a lookup must see the first part and may lag behind the second (vectors filled)."""
+    row = KnowledgeStore.objects.filter(pk=1).values_list("version", "vectors_version").first()
+    entries, vectors = row if row is not None else (0, 0)
+    return f"{entries}#{vectors}"
 
 
 def knowledge_installed_packs() -> QuerySet[KnowledgePack]:

@@ -55,7 +55,7 @@ from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
 from nekomem.journal.jobs import work_claim, work_current, work_succeed
 from nekomem.journal.models import WorkStatus
-from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer
+from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer, storage_writes_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -113,13 +113,17 @@ def _index_refresh() -> None:
         logger.warning("knowledge index refresh failed", exc_info=True)
 
 
-def _changed(*, refresh_index: bool = True) -> None:
+def _changed(*, vectors_only: bool = False) -> None:
     """Inside the write's transaction: the store's version moves, and listeners run on commit.
 
-    ``refresh_index``: a request's process builds the new index at once (it answers the next lookup);
-    the vector fill's worker leaves that to the processes that serve lookups."""
+    ``vectors_only``: the background fill stored vectors. Only its part of the version moves, which a
+    lookup may lag behind, and the fill's worker builds no index: the processes that serve lookups do."""
     selectors.knowledge_store()
-    KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
+    if vectors_only:
+        KnowledgeStore.objects.filter(pk=1).update(vectors_version=F("vectors_version") + 1)
+    else:
+        KnowledgeStore.objects.filter(pk=1).update(version=F("version") + 1)
+    refresh_index = not vectors_only
 
     def notify() -> None:
         if refresh_index:
@@ -714,7 +718,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
     if stored_any:
         # Once a round, not once a batch: every change of the version rebuilds the lookups' index.
         with transaction.atomic():
-            _changed(refresh_index=False)
+            _changed(vectors_only=True)
     return processed
 
 
@@ -786,6 +790,9 @@ def knowledge_query(
             "elapsed_ms": elapsed,
         }
         try:
+            # A lookup answers during a storage block (the MCP tool calls it directly); its record waits.
+            if not storage_writes_allowed():
+                return answer
             with transaction.atomic():
                 QueryRecord.objects.create(
                     mode=mode,

@@ -347,3 +347,16 @@ def test_before_startup_routes_answer_knowledge_starting_and_availability_stays_
         assert status_answer["status"]["state"] == "starting"
     finally:
         assert startup_run()
+
+
+def test_a_lookup_during_a_storage_block_records_nothing(imported):
+    from knowledge import services
+    from knowledge.models import QueryRecord
+
+    imported()
+    storage_block(reason="test")
+    try:
+        assert services.knowledge_query(query="rickroll")["result"] == "matched"
+    finally:
+        storage_release()
+    assert QueryRecord.objects.count() == 0

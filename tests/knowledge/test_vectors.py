@@ -56,3 +56,12 @@ def test_fill_waits_while_knowledge_is_switched_off():
     services.knowledge_enabled_set(enabled=False)
     assert services.knowledge_vectors_fill() == 0
     assert selectors.knowledge_packs_list()[0]["vector_state"] == "paused"
+
+
+def test_a_fill_moves_only_the_vectors_part_of_the_store_version():
+    install()
+    get_embedder()
+    entries_part = selectors.knowledge_store_version().split("#")[0]
+    services.knowledge_vectors_fill()
+    after = selectors.knowledge_store_version()
+    assert after.split("#")[0] == entries_part and after.split("#")[1] != "0"
