@@ -18,6 +18,9 @@ def pack_too_large() -> HttpResponse:
 
 
 def register() -> None:
+    from knowledge.install import handlers as folder_handlers
+
+    folder_handlers.register()
     register_schedule(
         ScheduleSpec(
             name="knowledge-tick",

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from mcp_server import memory
+from mcp_server import knowledge, memory
 from mcp_server.memory import Connection, MemoryKind, MemoryToolError
 
 T = TypeVar("T")
@@ -154,6 +154,38 @@ def build_server(name: str, *, long_lived: bool = False) -> MCPServer:
     ) -> dict[str, Any]:
         """Forget every fact and reflection about a subject and/or from a time range."""
         return await tools.run(memory.forget_everything_about, subject=subject, time=time, dry_run=dry_run)
+
+    @server.tool(annotations=READ_ONLY)
+    async def query_public_knowledge(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=2000,
+                description="A term, name or meme to look up; with mode 'sample', a tag ('domain:meme')",
+            ),
+        ],
+        mode: Annotated[
+            Literal["lookup", "sample"], Field(description="lookup: search; sample: random entries of a tag")
+        ] = "lookup",
+        material_type: Annotated[
+            Literal["auto", "knowledge", "corpus"],
+            Field(description="knowledge: facts and explanations; corpus: reply and style examples"),
+        ] = "auto",
+        limit: Annotated[int, Field(ge=1, le=10)] = 3,
+        language: Language = None,
+    ) -> dict[str, Any]:
+        """Look up the reference packs the user imported (meme explanations, setting notes, encyclopedia
+        entries, dialogue examples). Not memory: nothing here is about the user. Use `context` only when
+        `result` is 'matched'."""
+        return await tools.run(
+            knowledge.query_public_knowledge,
+            query=query,
+            mode=mode,
+            material_type=material_type,
+            limit=limit,
+            language=language,
+        )
 
     @server.resource("nekomem://persona", name="persona", mime_type="text/markdown")
     async def persona_resource() -> str:

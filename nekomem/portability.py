@@ -402,7 +402,7 @@ def legacy_files(folder: Path) -> list[Path]:
 def memory_sources(root: Path) -> list[ImportSource]:
     """Every character of a memory folder: its directories, and the names that have only legacy files
     beside them (an old install's ``recent_<name>.json``)."""
-    names = {p.name for p in root.iterdir() if p.is_dir()}
+    names = {p.name for p in root.iterdir() if p.is_dir() and not _root_folder_only(p)}
     for handler in file_handlers():
         if handler.legacy_beside is None:
             continue
@@ -412,6 +412,12 @@ def memory_sources(root: Path) -> list[ImportSource]:
             if name and path.is_file():
                 names.add(name)
     return [ImportSource(name=name, folder=root / name) for name in sorted(names)]
+
+
+def _root_folder_only(path: Path) -> bool:
+    """A folder a root handler owns (``ROOT/knowledge/``) that holds no file of a character: not a
+    character. (A character of that name still imports: its files are not the root handler's.)"""
+    return path.name in _root_handlers and not any((path / h.filename).exists() for h in file_handlers())
 
 
 def _log_changes(*, character_id: int, written: list[FileImported]) -> None:
@@ -545,7 +551,8 @@ def _unpack(archive: IO[bytes], folder: Path) -> None:
 
 @dataclass(frozen=True)
 class RootFileHandler(Generic[Parsed]):
-    """A file beside the character directories (``memory/speaker_trust.json``), not of one character.
+    """A file (or folder: ``knowledge/``) beside the character directories (``memory/speaker_trust.json``),
+    not of one character.
 
     ``read(path)`` validates without the database (raising ``MalformedFile``); ``write(parsed)`` runs
     in the import's transaction; ``export(path)`` writes the file and returns its entries, or None when
@@ -587,7 +594,7 @@ def memory_import_root(*, root: Path) -> list[FileImported]:
     problems: list[str] = []
     for handler in root_file_handlers():
         path = root / handler.filename
-        if not path.is_file():
+        if not path.exists():
             continue
         try:
             parsed.append((handler, handler.read(path)))

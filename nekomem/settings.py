@@ -18,6 +18,8 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("NEKOMEM_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+# The public knowledge store's files (registry.json + packs/) when standalone; an install's knowledge/.
+NEKOMEM_KNOWLEDGE_DIR = Path(os.environ.get("NEKOMEM_KNOWLEDGE_DIR", VAR_DIR / "knowledge"))
 
 
 def env_bool(name: str, default: bool) -> bool:

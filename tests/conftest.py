@@ -30,6 +30,7 @@ def _runtime_started(request):
 @pytest.fixture(autouse=True)
 def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
+    from knowledge.search.lookup import knowledge_index_forget
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.status import vector_coverage_forget
     from nekomem.runtime.switches import switches_forget
@@ -37,6 +38,8 @@ def _process_caches_forgotten():
     from recall import index_cache
 
     character_id_forget()
+    # Keyed on the knowledge store's version counter, which starts over with each test's database.
+    knowledge_index_forget()
     switches_forget()
     vector_coverage_forget()
     rendered_forget()
@@ -76,3 +79,10 @@ def post_history(client):
         return client.post(f"/{route}/{name}", data=json.dumps(body), content_type="application/json")
 
     return post
+
+
+@pytest.fixture(autouse=True)
+def _knowledge_folder_in_tmp(settings, tmp_path_factory):
+    """The knowledge store writes its folder back on every change: to the test's own directory,
+    never to the checkout's var/."""
+    settings.NEKOMEM_KNOWLEDGE_DIR = tmp_path_factory.mktemp("knowledge")

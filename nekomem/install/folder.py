@@ -29,7 +29,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -462,6 +462,25 @@ def _lower_this_threads_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICENESS)
 
 
+# What a layer keeps beside ``memory/`` in the install (the knowledge store's ``knowledge/``): taken in
+# by the writer once the server has started, after the memory folder's migration.
+_start_hooks: dict[str, Callable[[], object]] = {}
+
+
+def register_install_start_hook(name: str, hook: Callable[[], object]) -> None:
+    _start_hooks[name] = hook
+
+
+def install_start_hooks_run() -> None:
+    for name, hook in list(_start_hooks.items()):
+        try:
+            hook()
+        except Exception:
+            logger.exception("install folder: taking in %s at start failed", name)
+        finally:
+            close_old_connections()
+
+
 def install_folder_watch(stop: threading.Event) -> None:
     """The writer: the first-start migration when one is due, then a pass every ``PASS_SECONDS``
     until ``stop`` is set. Runs in ``serve``'s own process, which answers no request."""
@@ -474,6 +493,8 @@ def install_folder_watch(stop: threading.Event) -> None:
         logger.exception("install folder: the first-start migration failed; it runs again at the next start")
     finally:
         close_old_connections()
+    if startup_run():
+        install_start_hooks_run()
     last_full = time.monotonic()
     while not stop.wait(PASS_SECONDS):
         every_file = time.monotonic() - last_full >= FULL_PASS_SECONDS

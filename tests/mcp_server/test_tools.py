@@ -83,6 +83,11 @@ BAD_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
     ("forget_everything_about", {}),
     ("forget_everything_about", {"dry_run": "perhaps"}),
     ("forget_everything_about", {"time": "when the moon turns green"}),
+    ("query_public_knowledge", {}),
+    ("query_public_knowledge", {"query": ""}),
+    ("query_public_knowledge", {"query": "草", "mode": "browse"}),
+    ("query_public_knowledge", {"query": "草", "material_type": "memory"}),
+    ("query_public_knowledge", {"query": "草", "limit": 11}),
 ]
 
 
@@ -101,6 +106,7 @@ def test_every_tool_is_listed_with_an_object_schema() -> None:
         "forget_memory",
         "persona",
         "forget_everything_about",
+        "query_public_knowledge",
     }
     assert all(schema["type"] == "object" for schema in schemas.values())
     assert schemas["update_memory"]["required"] == ["id", "text"]
