@@ -17,7 +17,12 @@ from nekomem.errors import Conflict
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, Conflict):
-        return Response({"status": "error", "error_code": "conflict", "message": str(exc)}, status=409)
+        body: dict[str, Any] = {"status": "error", "error_code": "conflict", "message": str(exc)}
+        # A refusal that says why (the history's ``edited_since``, ``forgotten``) and what it concerns.
+        reason = getattr(exc, "reason", "")
+        if reason:
+            body.update(reason=reason, **getattr(exc, "details", {}))
+        return Response(body, status=409)
     if isinstance(exc, InvalidCharacterName):
         exc = exceptions.ValidationError({"name": [str(exc)]})
     elif isinstance(exc, DjangoValidationError):

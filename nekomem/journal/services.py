@@ -17,8 +17,9 @@ from django_q.models import Task
 
 from nekomem.characters.locks import lock_character
 from nekomem.journal.broker import outbox_ops_enqueue
+from nekomem.journal.causes import change_source, current_cause
 from nekomem.journal.dispatch import outbox_dispatcher
-from nekomem.journal.events import check_event_type
+from nekomem.journal.events import VERSION_EVENT, check_event_type
 from nekomem.journal.jobs import (
     DEFAULT_LEASE,
     JobWait,
@@ -48,8 +49,14 @@ def event_append(*, character_id: int, event_type: str, payload: dict[str, Any])
     """Append one event and mark it applied: the caller changes the view in the same transaction."""
     _require_atomic("event_append")
     check_event_type(event_type)
+    cause, source = current_cause()
     event = Event.objects.create(
-        character_id=character_id, type=event_type, ts=timezone.now(), payload=payload
+        character_id=character_id,
+        type=event_type,
+        ts=timezone.now(),
+        payload=payload,
+        cause=cause,
+        source=source,
     )
     _sentinel_advance(character_id=character_id, event=event)
     return event
@@ -78,13 +85,15 @@ def events_reconcile(*, character_id: int | None = None) -> ReconcileReport:
     type with no handler pauses that character's replay, leaving the sentinel where it was.
     """
     report = ReconcileReport()
-    pending = Event.objects.all()
+    # Versions record states the views hold already: they are never replayed.
+    pending = Event.objects.exclude(type=VERSION_EVENT)
     if character_id is not None:
         pending = pending.filter(character_id=character_id)
     for cid in pending.values_list("character_id", flat=True).distinct().order_by("character_id"):
         sentinel = AppliedSentinel.objects.filter(character_id=cid).first()
         after = sentinel.last_applied_seq if sentinel and sentinel.last_applied_seq is not None else 0
-        for event in Event.objects.filter(character_id=cid, seq__gt=after).order_by("seq").iterator():
+        replay = Event.objects.filter(character_id=cid, seq__gt=after).exclude(type=VERSION_EVENT)
+        for event in replay.order_by("seq").iterator():
             handler = event_handler_for(event.type)
             if handler is None:
                 report.paused[str(cid)] = f"no handler for {event.type} (event {event.event_id})"
@@ -216,7 +225,8 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
             for name, step in outbox_steps_for(op.type):
                 if name in op.steps_done:
                     continue
-                step(op.character_id, op.payload)
+                with change_source(f"op:{op_id}"):
+                    step(op.character_id, op.payload)
                 succeeded.append(name)
         except StorageBlocked:
             _steps_record(op, token=token, succeeded=succeeded)
@@ -312,9 +322,9 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
     reconcile) is not in the views yet, so the seeds could not stand for it. The sentinel moves to the
     last seed, which the views hold already."""
     now = now or timezone.now()
-    logged = Event.objects.filter(character_id=character_id, seed=False).aggregate(
-        n=Count("pk"), oldest=Min("ts")
-    )
+    # Versions are the history, kept by its own retention: compaction neither counts nor drops them.
+    journal = Event.objects.filter(character_id=character_id).exclude(type=VERSION_EVENT)
+    logged = journal.filter(seed=False).aggregate(n=Count("pk"), oldest=Min("ts"))
     if not logged["n"]:
         return 0, 0
     due = logged["n"] >= EVENTS_COMPACT_LINES or logged["oldest"] <= now - EVENTS_COMPACT_AGE
@@ -322,7 +332,7 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
         return 0, 0
     with transaction.atomic():
         lock_character(character_id)
-        last = Event.objects.filter(character_id=character_id).aggregate(last=Max("seq"))["last"]
+        last = journal.aggregate(last=Max("seq"))["last"]
         sentinel = AppliedSentinel.objects.filter(character_id=character_id).first()
         if last is None or sentinel is None or (sentinel.last_applied_seq or 0) < last:
             return 0, 0
@@ -333,13 +343,14 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
                 ts=now,
                 payload=payload,
                 seed=True,
+                cause="compaction",
             )
             for seeder in event_seeders()
             for event_type, payload in seeder(character_id)
         ]
-        dropped, _ = Event.objects.filter(character_id=character_id, seq__lte=last).delete()
+        dropped, _ = journal.filter(seq__lte=last).delete()
         Event.objects.bulk_create(seeds, batch_size=1000)
-        newest = Event.objects.filter(character_id=character_id).order_by("-seq").first()
+        newest = journal.order_by("-seq").first()
         if newest is not None:
             _sentinel_advance(character_id=character_id, event=newest)
         else:  # nothing to seed: as the original, the sentinel points at no event

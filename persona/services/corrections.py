@@ -22,6 +22,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.errors import Conflict
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     job_fail,
     job_start,
@@ -177,6 +178,7 @@ def _count_failures(*, character_id: int, pks: list[int], now: datetime) -> int:
     return dropped
 
 
+@caused_by("correction")
 def persona_corrections_resolve(*, character_id: int, now: datetime | None = None) -> CorrectionsReport:
     """One batch of the queue through the correction tier."""
     now = now or timezone.now()
@@ -237,6 +239,7 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
     return CorrectionsReport(resolved=resolved, failed=len(unanswered), dropped=dropped)
 
 
+@caused_by("correction")
 def persona_correction_resolve(
     *, character_id: int, correction_pk: int, action: str, text: str = "", now: datetime | None = None
 ) -> PersonaEntry | None:
