@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import ImportedFact, facts_import_append
@@ -30,3 +33,12 @@ def live_texts(character_id: int) -> set[str]:
     return set(
         Fact.with_subjects.filter(character_id=character_id, archived=False).values_list("text", flat=True)
     )
+
+
+def moment() -> datetime:
+    """A time that every change so far is at or before and every later change is after: the clock is
+    read, then waited on until it moves past (no fixed sleep)."""
+    at = timezone.now()
+    while timezone.now() <= at:
+        pass
+    return at
