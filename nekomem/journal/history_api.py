@@ -28,6 +28,14 @@ from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer
 
 
+LAYER_PARAMETER = OpenApiParameter(
+    "layer", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["facts", "reflections", "persona"]
+)
+ROW_PARAMETER = OpenApiParameter(
+    "row_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="the fact's, reflection's or entry's id"
+)
+
+
 def _layer(name: str) -> HistoryLayer:
     layer = history_layer(name)
     if layer is None:
@@ -36,13 +44,16 @@ def _layer(name: str) -> HistoryLayer:
 
 
 class VersionSerializer(serializers.Serializer):
+    # DRF pops declared fields off the class: ``source`` and ``fields`` clash with Serializer's
+    # attributes only for the type checker.
+
     version = serializers.IntegerField()
     id = serializers.IntegerField(help_text="The change's id (undo it with changes/undo/ {id}).")
     at = serializers.DateTimeField()
     cause = serializers.CharField(help_text="The mechanism: extraction, dedup, refine, edit, undo …")
-    source = serializers.CharField(help_text="The job, pass or request (undo all of it by this value).")
+    source = serializers.CharField(help_text="The job, pass or request (undo all of it by this value).")  # type: ignore[assignment]
     deleted = serializers.BooleanField()
-    fields = serializers.JSONField(allow_null=True, help_text="The row's whole state after the change.")
+    fields = serializers.JSONField(allow_null=True, help_text="The row's whole state after the change.")  # type: ignore[assignment]
 
 
 class RowHistoryView(CharacterScopedMixin, APIView):
@@ -51,6 +62,7 @@ class RowHistoryView(CharacterScopedMixin, APIView):
     @extend_schema(
         responses=inline_serializer("RowHistory", {"versions": VersionSerializer(many=True)}),
         operation_id="row_history",
+        parameters=[LAYER_PARAMETER, ROW_PARAMETER],
     )
     def get(self, request: Request, name: str, layer: str, row_id: str) -> Response:
         character = self.get_character()
@@ -83,6 +95,7 @@ class RowRestoreView(CharacterScopedMixin, APIView):
             },
         ),
         operation_id="row_history_restore",
+        parameters=[LAYER_PARAMETER, ROW_PARAMETER],
     )
     def post(self, request: Request, name: str, layer: str, row_id: str) -> Response:
         character = self.get_character()
@@ -118,7 +131,8 @@ class ChangeFilterSerializer(serializers.Serializer):
     until = serializers.DateTimeField(required=False)
     layer = serializers.CharField(required=False)
     cause = serializers.CharField(required=False)
-    source = serializers.CharField(required=False)
+    # DRF pops declared fields off the class: the names clash with Field's only for the type checker.
+    source = serializers.CharField(required=False)  # type: ignore[assignment]
 
 
 class ChangeListView(CharacterScopedMixin, generics.ListAPIView):
@@ -147,7 +161,7 @@ class ChangeListView(CharacterScopedMixin, generics.ListAPIView):
 
 
 class UndoSerializer(serializers.Serializer):
-    source = serializers.CharField(
+    source = serializers.CharField(  # type: ignore[assignment]
         required=False, help_text="Undo every change of this job, pass or request."
     )
     id = serializers.IntegerField(required=False, help_text="Undo this one change.")

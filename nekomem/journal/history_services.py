@@ -174,7 +174,7 @@ def changes_undo(
     with transaction.atomic():
         lock_character(character_id)
         taken = version_events(character_id=character_id)
-        taken = taken.filter(source=source) if source is not None else taken.filter(seq=change_id)
+        taken = taken.filter(source=source) if source is not None else taken.filter(seq=change_id or 0)
         spans: dict[tuple[str, str], tuple[int, int]] = {}
         for layer_name, row, seq in taken.order_by("seq").values_list("layer", "row", "seq"):
             first, _ = spans.get((layer_name, row), (seq, seq))

@@ -27,6 +27,7 @@ def test_a_change_is_a_version_with_the_rows_whole_state_cause_and_source(charac
         (1, "import", source),
         (2, "edit", "request:abc"),
     ]
+    assert versions[0].fields is not None and versions[1].fields is not None
     assert versions[0].fields["importance"] == 7 and versions[1].fields["importance"] == 9
     assert versions[1].fields["text"] == "阿凛喜欢猫" and versions[1].fields["archived"] is False
     assert "embedding" not in versions[1].fields  # the vector is re-made, never versioned
@@ -49,6 +50,7 @@ def test_the_archive_sweep_stamps_its_own_cause_over_the_callers(character):
     with change_cause("chat", source="request:outer"):
         assert facts_archive_sweep(character_id=character.pk, force=True) == 1
     last = row_versions(character_id=character.pk, layer="facts", row_id=fact.fact_id)[-1]
+    assert last.fields is not None
     # The mechanism is the innermost; the request that set it off stays the source, so undoing it
     # takes this back too.
     assert (last.cause, last.source, last.fields["archived"]) == ("archive", "request:outer", True)
