@@ -27,7 +27,6 @@ from nekomem.journal.history_services import (
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer
 
-
 LAYER_PARAMETER = OpenApiParameter(
     "layer", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["facts", "reflections", "persona"]
 )
