@@ -17,6 +17,7 @@ from facts.services.tokens import fact_index_add
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.registry import HistoryLayer
+from nekomem.statements import instances_get
 from nekomem.timestamps import iso_local, parse_iso
 
 _DATABASE_KEYS = ("archived", "archived_at")
@@ -30,7 +31,8 @@ def fact_version_fields(fact: Fact) -> dict[str, Any]:
 
 
 def fact_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-    facts = Fact.with_subjects.filter(character_id=character_id, pk__in=list(pks))
+    # Without the ORM's query building: this read is on the path of every write it versions.
+    facts = [row for row in instances_get(Fact, pks=pks) if row.character_id == character_id]
     return {fact.pk: (fact.fact_id, fact_version_fields(fact)) for fact in facts}
 
 

@@ -36,6 +36,7 @@ from nekomem.journal.history_selectors import (
 )
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer, history_layer_for_pool, history_layers
+from nekomem.statements import instances_insert
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def versions_record(character_id: int, pool: str, pks: list[int]) -> None:
         for pk in pks
         if pk in found or pk in last_ids
     ]
-    Event.objects.bulk_create(events)
+    instances_insert(Event, events)  # one executemany, no query compilation on the write's path
 
 
 def _layer(name: str) -> HistoryLayer:

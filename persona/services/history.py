@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.registry import HistoryLayer
+from nekomem.statements import instances_get
 from persona.models import CHANGE_POOL, PersonaEntry
 from persona.services.archive import persona_shard_take
 from persona.services.entries import entry_event, section_ensure
@@ -28,7 +29,8 @@ def entry_version_fields(entry: PersonaEntry) -> dict[str, Any]:
 
 
 def entry_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-    rows = PersonaEntry.with_subjects.filter(character_id=character_id, pk__in=list(pks))
+    # Without the ORM's query building: this read is on the path of every write it versions.
+    rows = [row for row in instances_get(PersonaEntry, pks=pks) if row.character_id == character_id]
     return {row.pk: (row.entry_id, entry_version_fields(row)) for row in rows}
 
 

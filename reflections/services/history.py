@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.registry import HistoryLayer
+from nekomem.statements import instances_get
 from reflections.models import RECALL_POOL, Reflection
 from reflections.services.archive import reflection_archive_into_shard
 from reflections.services.records import EMBEDDING_KEYS, reflection_from_file_dict, reflection_to_file_dict
@@ -26,7 +27,8 @@ def reflection_version_fields(reflection: Reflection) -> dict[str, Any]:
 
 
 def reflection_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-    rows = Reflection.with_subjects.filter(character_id=character_id, pk__in=list(pks))
+    # Without the ORM's query building: this read is on the path of every write it versions.
+    rows = [row for row in instances_get(Reflection, pks=pks) if row.character_id == character_id]
     return {row.pk: (row.reflection_id, reflection_version_fields(row)) for row in rows}
 
 
