@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -82,3 +84,22 @@ def test_versions_are_neither_replayed_nor_dropped_by_compaction(character):
     _, seeds = events_compact(character_id=character.pk, force=True)
     assert Event.objects.filter(character=character, type=VERSION_EVENT).count() == versions
     assert Event.objects.filter(character=character, seed=True, cause="compaction").count() == seeds
+
+
+def test_an_mcp_edit_names_mcp(character, client):
+    facts_added(character.pk, "阿凛喜欢猫")
+    fact = fact_by_text(character.pk, "阿凛喜欢猫")
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "update_memory", "arguments": {"id": fact.fact_id, "text": "阿凛爱猫"}},
+        }
+    )
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+    answer = client.post("/mcp/小天", data=body, content_type="application/json", headers=headers)
+    assert answer.status_code == 200 and not answer.json()["result"].get("isError")
+    last = row_versions(character_id=character.pk, layer="facts", row_id=fact.fact_id)[-1]
+    assert last.fields is not None and last.fields["text"] == "阿凛爱猫"
+    assert last.cause == "mcp" and last.source.startswith("request:")
