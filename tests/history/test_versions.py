@@ -103,3 +103,13 @@ def test_an_mcp_edit_names_mcp(character, client):
     last = row_versions(character_id=character.pk, layer="facts", row_id=fact.fact_id)[-1]
     assert last.fields is not None and last.fields["text"] == "阿凛爱猫"
     assert last.cause == "mcp" and last.source.startswith("request:")
+
+
+def test_the_chat_routes_write_no_version(character, post_history, client):
+    """/cache and /query_memory ride on no versioned write: the chat path pays nothing for history."""
+    facts_added(character.pk, "阿凛喜欢猫")
+    before = Event.objects.filter(character=character, type=VERSION_EVENT).count()
+    assert post_history("cache", "小天", ("human", "我今天去看了猫展"), ("ai", "好呀")).status_code == 200
+    asked = client.post("/query_memory/小天", data={"query": "猫"}, content_type="application/json")
+    assert asked.status_code == 200
+    assert Event.objects.filter(character=character, type=VERSION_EVENT).count() == before == 1
