@@ -6,6 +6,8 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import fact_update
@@ -13,6 +15,9 @@ from nekomem.journal.causes import change_cause
 from nekomem.journal.history_selectors import changes_list, row_versions
 from nekomem.journal.history_services import changes_undo, history_baseline
 from nekomem.journal.models import Event
+from persona.models import PersonaCorrection, PersonaEntry
+from persona.services import persona_correction_resolve, persona_entry_create
+from persona.services.entries import correction_enqueue
 from reflections.models import Reflection
 from reflections.services import reflections_refine
 from tests.history.support import fact_by_text, facts_added, facts_state, live_texts
@@ -167,3 +172,30 @@ def test_reflection_and_persona_routes_answer_history(character, client):
     ] == "主人似乎很喜欢猫"
     assert client.get(f"{API}/nothing/x/history/").status_code == 404
     assert Reflection.objects.count() == 1
+
+
+def test_a_correction_that_replaced_an_entry_is_undone(character):
+    persona_entry_create(character_id=character.pk, entity="master", text="主人住在上海")
+    old = PersonaEntry.objects.get(character=character, text="主人住在上海")
+    with transaction.atomic():
+        correction_enqueue(
+            character_id=character.pk,
+            old_text="主人住在上海",
+            new_text="主人搬去了杭州",
+            entity="master",
+            now=timezone.now(),
+        )
+    queued = PersonaCorrection.objects.get(character=character)
+    persona_correction_resolve(character_id=character.pk, correction_pk=queued.pk, action="keep_new")
+    assert not PersonaEntry.objects.filter(pk=old.pk).exists()
+    resolved = changes_list(character_id=character.pk, cause="correction").first()
+    assert resolved is not None
+
+    report = changes_undo(character_id=character.pk, source=resolved.source)
+
+    back = PersonaEntry.objects.get(pk=old.pk)
+    assert (back.text, back.entry_id, back.section) == ("主人住在上海", old.entry_id, "master")
+    assert not PersonaEntry.objects.filter(
+        character=character, text="主人搬去了杭州", archive_shard_path=None
+    )
+    assert len(report.restored) == 1 and len(report.archived) == 1
