@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
@@ -36,6 +37,7 @@ from nekomem.journal.history_selectors import (
 )
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer, history_layer_for_pool, history_layers
+from nekomem.journal.services import events_redact
 from nekomem.statements import instances_insert
 
 logger = logging.getLogger(__name__)
@@ -88,6 +90,24 @@ def versions_record(character_id: int, pool: str, pks: list[int]) -> None:
         if pk in found or pk in last_ids
     ]
     instances_insert(Event, events)  # one executemany, no query compilation on the write's path
+    if gone and cause == "forget":
+        for pk in gone:
+            if pk in last_ids:
+                versions_forget(character_id=character_id, layer=layer.name, row_id=last_ids[pk])
+
+
+def versions_forget(*, character_id: int, layer: str, row_id: str) -> int:
+    """Blank, in every version of a forgotten row, each string that holds one of its texts: its history
+    keeps when and why it changed, never what it said. Returns how many versions were rewritten."""
+    rows = version_events(character_id=character_id).filter(layer=layer, row=row_id)
+    texts = {
+        str(fields.get("text"))
+        for payload in rows.values_list("payload", flat=True)
+        if isinstance(fields := payload.get("fields"), dict) and fields.get("text")
+    }
+    return events_redact(
+        character_id=character_id, texts=texts, match=Q(type=VERSION_EVENT, layer=layer, row=row_id)
+    )
 
 
 def _layer(name: str) -> HistoryLayer:
