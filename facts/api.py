@@ -16,6 +16,7 @@ from facts.selectors import fact_list
 from facts.services import fact_delete, fact_update
 from facts.services.records import FILE_KEYS
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
+from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.subjects import SUBJECTS_ALL
 
 
@@ -53,6 +54,7 @@ _FILTERS = [
     OpenApiParameter("start", OpenApiTypes.DATETIME, description="event start at or after"),
     OpenApiParameter("end", OpenApiTypes.DATETIME, description="event start before"),
     SUBJECT_PARAMETER,
+    AS_OF_PARAMETER,
 ]
 
 
@@ -92,6 +94,12 @@ class FactViewSet(
             end=f.get("end"),
             subject=f["subject"],
         )
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        at = as_of_param(request)
+        if at is not None:  # read-only: the rows as they stood then, from their history
+            return as_of_list(self, character_id=self.get_character().pk, layer="facts", at=at)
+        return super().list(request, *args, **kwargs)
 
     def partial_update(self, request: Request, name: str, fact_id: str) -> Response:
         character = self.get_character()

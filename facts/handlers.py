@@ -11,11 +11,13 @@ from facts.selectors import fact_ids_live
 from facts.services import facts_extract_turn
 from facts.services.arbitration import DEDUP_JOB
 from facts.services.extraction import EXTRACTION_JOB
+from facts.services.history import FACTS_HISTORY
 from facts.services.records import fact_from_file_dict
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,
+    register_history_layer,
     register_live_rows,
     register_outbox_step,
 )
@@ -50,6 +52,7 @@ def post_turn_extract(character_id: int, payload: dict[str, Any]) -> None:
 
 def register() -> None:
     register_live_rows("fact", fact_ids_live)
+    register_history_layer(FACTS_HISTORY)
     register_event_handler("fact.added", replay_fact_added)
     register_event_handler("fact.absorbed", replay_fact_absorbed)
     register_event_handler("fact.archived", replay_fact_archived)

@@ -26,6 +26,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_get
 from nekomem.errors import Conflict
 from nekomem.http import HistoryParseError
+from nekomem.journal.causes import caused_by
 from nekomem.locale import resolve_language
 from nekomem.timewindows import TimeWindow, parse_time_window
 from persona.models import PersonaEntry
@@ -237,6 +238,7 @@ def get_memory(conn: Connection, *, memory_id: str) -> dict[str, Any]:
     return _row(_find(conn, memory_id)[1])
 
 
+@caused_by("mcp")  # the stdio transport passes no request middleware: the tool names its cause itself
 def update_memory(conn: Connection, *, memory_id: str, text: str) -> dict[str, Any]:
     """New text for a fact, a reflection or a persona entry, through the browser's services."""
     character, item = _find(conn, memory_id)

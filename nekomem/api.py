@@ -20,7 +20,12 @@ from nekomem.subjects import SUBJECTS_ALL_WORD, SubjectError, subject_filter_par
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, Conflict):
-        return Response({"status": "error", "error_code": "conflict", "message": str(exc)}, status=409)
+        body: dict[str, Any] = {"status": "error", "error_code": "conflict", "message": str(exc)}
+        # A refusal that says why (the history's ``edited_since``, ``forgotten``) and what it concerns.
+        reason = getattr(exc, "reason", "")
+        if reason:
+            body.update(reason=reason, **getattr(exc, "details", {}))
+        return Response(body, status=409)
     if isinstance(exc, InvalidCharacterName):
         exc = exceptions.ValidationError({"name": [str(exc)]})
     elif isinstance(exc, DjangoValidationError):

@@ -32,6 +32,7 @@ from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.characters.names import validate_character_name
 from nekomem.characters.services import character_get_or_create, character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.timestamps import iso_local, parse_iso  # noqa: F401  the file handlers use them from here
 
 logger = logging.getLogger(__name__)
@@ -335,6 +336,7 @@ def directory_read(
     return parsed, problems
 
 
+@caused_by("import")
 def memory_import(*, sources: Sequence[ImportSource]) -> list[CharacterImported]:
     """Import each directory into its character (created when new), all or nothing.
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from nekomem.journal.causes import change_source
 from nekomem.journal.jobs import (
     NO_PROVIDER,
     job_fail,
@@ -300,7 +301,8 @@ def refine_pass(
             report.failed += 1
             continue
         try:
-            applied = apply(group, cluster, actions)
+            with change_source(f"job:{job.pk}"):
+                applied = apply(group, cluster, actions)
         except Exception as exc:  # a database error is one attempt too; the tick logs it
             job_fail(job=job, error=exc, now=now)
             raise

@@ -142,6 +142,7 @@ MIDDLEWARE = [
     "nekomem.runtime.middleware.JsonBodyMiddleware",
     "nekomem.runtime.middleware.RestrictedModeMiddleware",
     "nekomem.install.middleware.InstallSyncMiddleware",
+    "nekomem.journal.causes.ChangeCauseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -18,6 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("facts.api_urls")),
     path("", include("reflections.api_urls")),
     path("", include("persona.api_urls")),
+    path("", include("nekomem.journal.history_urls")),
     path("", include(router.urls)),
     path("status/", StatusView.as_view(), name="api-status"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

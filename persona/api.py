@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
 from nekomem.errors import Conflict
+from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.runtime.api import PowerfulMemoryConfigView, SwitchSerializer
 from nekomem.subjects import SUBJECTS_ALL
 from persona.models import PersonaCorrection, PersonaEntry
@@ -98,6 +99,7 @@ class EntryFilterSerializer(serializers.Serializer):
                 description="entries the archive sweep moved into a shard instead",
             ),
             SUBJECT_PARAMETER,
+            AS_OF_PARAMETER,
         ]
     )
 )
@@ -119,6 +121,12 @@ class PersonaEntryViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.
         if filters.validated_data["archived"]:
             return persona_entries_archived(character_id=character_id, subject=subject)
         return persona_entries_live(character_id=character_id, subject=subject)
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        at = as_of_param(request)
+        if at is not None:  # read-only: the rows as they stood then, from their history
+            return as_of_list(self, character_id=self.get_character().pk, layer="persona", at=at)
+        return super().list(request, *args, **kwargs)
 
     def retrieve(self, request: Request, name: str, entry_id: str) -> Response:
         return Response(PersonaEntrySerializer(self.get_object()).data)

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
+from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.subjects import SUBJECTS_ALL
 from reflections.models import Reflection
 from reflections.selectors import reflection_list
@@ -95,6 +96,7 @@ _ACTIONS = {
             OpenApiParameter("status", OpenApiTypes.STR, enum=Reflection.Status.values),
             OpenApiParameter("archived", OpenApiTypes.BOOL, description="in an archive shard or not"),
             SUBJECT_PARAMETER,
+            AS_OF_PARAMETER,
         ]
     )
 )
@@ -124,6 +126,12 @@ class ReflectionViewSet(
             archived=filters.validated_data.get("archived"),
             subject=filters.validated_data["subject"],
         )
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        at = as_of_param(request)
+        if at is not None:  # read-only: the rows as they stood then, from their history
+            return as_of_list(self, character_id=self.get_character().pk, layer="reflections", at=at)
+        return super().list(request, *args, **kwargs)
 
     def _act(self, name: str, reflection_id: str) -> Response:
         character = self.get_character()

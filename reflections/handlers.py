@@ -10,6 +10,7 @@ from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,
     register_event_seeder,
+    register_history_layer,
     register_live_rows,
     register_outbox_step,
 )
@@ -20,6 +21,7 @@ from reflections.models import Reflection, SurfacedReflection
 from reflections.selectors import reflection_event_seeds, reflection_ids_live
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take
+from reflections.services.history import REFLECTIONS_HISTORY
 from reflections.services.recheck import register_recheck_jobs
 from reflections.services.records import STATUS_STAMPS, evidence_from_snapshot, reflection_from_file_dict
 from reflections.services.refine import register_refine_jobs
@@ -123,6 +125,7 @@ def post_turn_keyword_hook(character_id: int, payload: dict[str, Any]) -> None:
 
 def register() -> None:
     """Called once from ``ReflectionsConfig.ready()``, like every layer's registrations."""
+    register_history_layer(REFLECTIONS_HISTORY)
     register_event_seeder("reflections", reflection_event_seeds)
     register_live_rows("reflection", reflection_ids_live)
     register_event_handler("reflection.synthesized", replay_reflection_synthesized)

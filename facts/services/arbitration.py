@@ -20,6 +20,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     job_fail,
     job_start,
@@ -60,6 +61,7 @@ def _decisions(value: Any, size: int) -> dict[int, dict[str, Any]]:
     return out
 
 
+@caused_by("dedup")
 def dedup_pairs_arbitrate(*, character_id: int, now: datetime | None = None) -> ArbitrationResult:
     """Resolve up to 20 queued pairs with one LLM call."""
     now = now or timezone.now()

@@ -16,12 +16,14 @@ from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from facts.services.cursors import extraction_cursor_ensure
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
 
 ARCHIVE_AGE = timedelta(days=7)
 ARCHIVE_THROTTLE = timedelta(hours=24)
 
 
+@caused_by("archive")
 def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force: bool = False) -> int:
     """Archive the character's eligible facts; returns how many moved (0 when throttled)."""
     now = now or timezone.now()

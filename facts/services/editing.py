@@ -17,6 +17,7 @@ from nekomem.characters.services import (
     character_memory_forgotten,
     memory_forgotten_apply,
 )
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import events_redact
 
 
@@ -73,6 +74,7 @@ def fact_update(
     return fact
 
 
+@caused_by("forget")
 def fact_delete(*, character_id: int, fact_id: str, with_subjects: bool = False) -> Forgotten | None:
     """Delete the fact and every copy of its text: its vector and near-duplicate tokens (on its row or
     cascaded), the arbitration records that copied it, then, before returning, this process's recall

@@ -28,6 +28,7 @@ from facts.services.dedup import PersistReport, facts_persist
 from facts.services.records import FactDraft, draft_from_llm
 from nekomem.characters.language import character_language
 from nekomem.characters.models import Character
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     JobWait,
     job_cancel,
@@ -132,6 +133,7 @@ def stage1_extract(
 # --- the scheduled tick ------------------------------------------------------------------------------
 
 
+@caused_by("extraction")
 def facts_extraction_tick(*, character_id: int, now: datetime | None = None) -> TickResult:
     """One signal-extraction poll for a character (every minute from the schedule)."""
     now = now or timezone.now()
@@ -301,6 +303,7 @@ def _run_path_b(*, cursor: ExtractionCursor, character: Character, now: datetime
 # --- per-turn mode (powerful memory OFF) -----------------------------------------------------------------
 
 
+@caused_by("extraction")
 def facts_extract_turn(*, character_id: int, payload: dict[str, Any]) -> int:
     """The post-turn op's Stage-1 step when powerful memory is OFF; returns the facts created.
 

@@ -18,6 +18,7 @@ from facts.models import FACT_SCHEMA_VERSION, RECALL_POOL, Fact
 from facts.services.records import clean_event_when, resolve_event_when
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 
 RECHECK_ATTEMPTS_KEY = "recheck_attempts"
 
@@ -27,6 +28,7 @@ def recheck_attempts(extra: dict[str, Any] | None) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+@caused_by("recheck")
 def fact_schema_rejudged(*, character_id: int, fact_pk: int, event_when: Any) -> Fact | None:
     """Store the re-judged event time (relative to the fact's ``created_at``) and schema version 2;
     None when the fact is gone or was re-judged meanwhile."""
@@ -50,6 +52,7 @@ def fact_schema_rejudged(*, character_id: int, fact_pk: int, event_when: Any) ->
     return fact
 
 
+@caused_by("recheck")
 def fact_recheck_failed(*, character_id: int, fact_pk: int) -> int:
     """Count one failed re-check of the fact; returns its attempts so far (0 when it is gone)."""
     with transaction.atomic():

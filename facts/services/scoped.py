@@ -25,6 +25,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import events_redact
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.subjects import Subject
@@ -108,6 +109,7 @@ def facts_scoped_store(
     return stored
 
 
+@caused_by("forget")
 def facts_subject_forget(*, character_id: int, subject_keys: Collection[str]) -> dict[str, int]:
     """Delete every fact of these subjects (active and archived) and their pending dedup pairs."""
     keys = list(subject_keys)
@@ -140,6 +142,7 @@ class ScopedExtractionFailed(Exception):
     """The model could not be asked or gave no usable answer; the caller keeps its buffer (a 502)."""
 
 
+@caused_by("extraction")
 def facts_scoped_extract(
     *,
     character: Character,
@@ -191,6 +194,7 @@ def _scoped_facts(items: list[Any]) -> list[ScopedFact]:
     ]
 
 
+@caused_by("extraction")
 def facts_scoped_extract_batch(
     *, character: Character, segments: Sequence[BatchSegment], language: str | None = None
 ) -> list[list[ScopedFact] | None]:

@@ -110,6 +110,19 @@ def character_memory_changed(
             )
             for key in keys or [None]
         )
+        if pool and rows is not None and not vector_only:
+            for observe in _change_observers.values():
+                observe(character_id, pool, [key for key in keys if key is not None])
+
+
+# What else follows every change of a row in the caller's transaction (the journal's versions), registered
+# from an AppConfig.ready(): called with the character, the pool and the primary keys written or deleted.
+MemoryChangeObserver = Callable[[int, str, list[int]], None]
+_change_observers: dict[str, MemoryChangeObserver] = {}
+
+
+def register_memory_change_observer(name: str, observer: MemoryChangeObserver) -> None:
+    _change_observers[name] = observer
 
 
 def character_raw_rows_counted(*, character_id: int, rows: int) -> None:

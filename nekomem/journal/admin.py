@@ -10,10 +10,21 @@ from nekomem.journal.services import outbox_op_retry
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ("seq", "character", "type", "ts", "event_id")
-    list_filter = ("type", "character")
-    search_fields = ("event_id",)
-    readonly_fields = ("seq", "event_id", "character", "type", "ts", "payload")
+    list_display = ("seq", "character", "type", "ts", "cause", "source", "layer", "row")
+    list_filter = ("type", "cause", "layer", "character")
+    search_fields = ("event_id", "source", "row")
+    readonly_fields = (
+        "seq",
+        "event_id",
+        "character",
+        "type",
+        "ts",
+        "cause",
+        "source",
+        "layer",
+        "row",
+        "payload",
+    )
     date_hierarchy = "ts"
 
     def has_add_permission(self, request):  # the log is append-only through services

@@ -29,11 +29,18 @@ EVIDENCE_SOURCES: tuple[str, ...] = (
 )
 
 
+# nekomem's own event, not the original's: one row's full state after a change (its version, read back
+# by the history), appended in the transaction of the change. It never leaves in ``events.ndjson`` and is
+# neither replayed nor counted by the applied sentinel: the views hold it already.
+VERSION_EVENT = "memory.version"
+JOURNAL_EVENT_TYPES: tuple[str, ...] = (*EVENT_TYPES, VERSION_EVENT)
+
+
 class UnknownEventType(ValueError):
     pass
 
 
 def check_event_type(event_type: str) -> str:
-    if event_type not in EVENT_TYPES:
+    if event_type not in JOURNAL_EVENT_TYPES:
         raise UnknownEventType(f"unknown event type {event_type!r}")
     return event_type

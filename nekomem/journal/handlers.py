@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from nekomem.characters.services import register_memory_change_observer
+from nekomem.journal.history_services import versions_record
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 
 
 def register() -> None:
+    register_memory_change_observer("journal.versions", versions_record)
     register_schedule(
         ScheduleSpec(
             name="jobs-sweep",

@@ -36,6 +36,7 @@ from django.utils.module_loading import import_string
 
 from nekomem.characters.locks import lock_character
 from nekomem.journal.broker import outbox_ops_enqueue, task_enqueue
+from nekomem.journal.causes import change_source
 from nekomem.journal.models import DurableWork, Job, OutboxOp, WorkStatus
 from nekomem.llm import LLMUnavailable, provider_status
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
@@ -614,7 +615,8 @@ def _job_run(job_id: int) -> str:
         job_wait(job=job, reason=f"no_handler:{job.kind}"[:60], retry_after=SELF_HEAL_EVERY)
         return WorkStatus.WAITING
     try:
-        outcome = spec.resolve_handler()(job)
+        with change_source(f"job:{job.pk}"):
+            outcome = spec.resolve_handler()(job)
     except JobWait as wait:
         job_wait(job=job, reason=wait.reason, retry_after=wait.retry_after)
         return WorkStatus.WAITING

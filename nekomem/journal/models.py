@@ -5,7 +5,7 @@ import uuid
 from django.db import models
 
 from nekomem.characters.models import Character
-from nekomem.journal.events import EVENT_TYPES
+from nekomem.journal.events import JOURNAL_EVENT_TYPES, VERSION_EVENT
 
 
 class Event(models.Model):
@@ -17,16 +17,40 @@ class Event(models.Model):
     seq = models.BigAutoField(primary_key=True)
     event_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="events")
-    type = models.CharField(max_length=40, choices=[(t, t) for t in EVENT_TYPES])
+    type = models.CharField(max_length=40, choices=[(t, t) for t in JOURNAL_EVENT_TYPES])
     ts = models.DateTimeField()
     payload = models.JSONField(default=dict)
     # Written by compaction from the current views (reference §2.14): what the log holds in place of
     # the events it dropped. Seeds do not count towards the next compaction.
     seed = models.BooleanField(default=False)
+    # Why the change happened (nekomem.journal.causes): the mechanism, and the job, pass or request.
+    cause = models.CharField(max_length=24, blank=True, default="")
+    source = models.CharField(max_length=80, blank=True, default="")
+    # A version event's row: the layer's history name and the row's public id (empty otherwise).
+    layer = models.CharField(max_length=16, blank=True, default="")
+    row = models.CharField(max_length=120, blank=True, default="")
 
     class Meta:
         ordering = ["seq"]
-        indexes = [models.Index(fields=["character", "seq"])]
+        indexes = [
+            models.Index(fields=["character", "seq"]),
+            # History reads; partial, so the original's events pay for none of them.
+            models.Index(
+                fields=["character", "layer", "row", "seq"],
+                condition=models.Q(type=VERSION_EVENT),
+                name="event_row_versions",
+            ),
+            models.Index(
+                fields=["character", "ts", "seq"],
+                condition=models.Q(type=VERSION_EVENT),
+                name="event_version_timeline",
+            ),
+            models.Index(
+                fields=["character", "source"],
+                condition=models.Q(type=VERSION_EVENT),
+                name="event_version_source",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} {self.event_id}"

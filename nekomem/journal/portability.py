@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, Max
 
 from nekomem.characters.models import Character
-from nekomem.journal.events import EVENT_TYPES
+from nekomem.journal.events import EVENT_TYPES, VERSION_EVENT
 from nekomem.journal.jobs import JOB_MAX_ATTEMPTS
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
 from nekomem.portability import (
@@ -134,7 +134,8 @@ def write_events(character: Character, events: list[EventLine]) -> ImportResult:
 
 
 def export_events(character: Character, path: Path) -> int | None:
-    events = Event.objects.filter(character=character).order_by("seq")
+    # Versions are nekomem's history, which the original does not know: they are not its events.
+    events = Event.objects.filter(character=character).exclude(type=VERSION_EVENT).order_by("seq")
     if not events.exists() and not path.exists():
         return None
     count = 0

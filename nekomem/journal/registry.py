@@ -7,7 +7,8 @@ AppConfig.ready() calls, so importing a module never registers anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nekomem.journal.events import check_event_type
@@ -95,3 +96,48 @@ def outbox_steps_for(op_type: str) -> list[tuple[str, OutboxStep]]:
 
 def unregister_outbox_step(op_type: str, name: str) -> None:
     _outbox_steps[op_type] = [(n, s) for n, s in _outbox_steps.get(op_type, []) if n != name]
+
+
+# --- history (issue 49): how each layer's rows are read into versions and put back -----------------------
+
+
+@dataclass(frozen=True)
+class HistoryLayer:
+    """A layer's rows as the kernel's history sees them, registered from the layer's AppConfig.ready().
+
+    ``fields`` are a row's state as a plain JSON object (its file entry, without the vector, plus what only
+    the database keeps, such as whether it is archived); a version stores them, and ``restore`` puts them
+    back. The kernel never looks inside ``fields`` except for ``text_key``: a version whose text is blank
+    was forgotten and is never restored.
+    """
+
+    name: str  # the REST segment and ``Event.layer``: facts, reflections, persona
+    pool: str  # the memory-change pool its services report changes under
+    # The rows with these primary keys that still exist: pk -> (public id, fields).
+    snapshots: Callable[[int, Sequence[int]], dict[int, tuple[str, dict[str, Any]]]]
+    # Every row of the character: public id -> (pk, fields) (the as-of read starts from them).
+    current: Callable[[int], dict[str, tuple[int, dict[str, Any]]]]
+    # Put the row back to ``fields`` (creating it under its old primary key when it is gone).
+    restore: Callable[[int, int, dict[str, Any]], None]
+    # Take a row out of the live memory without losing it (a row an undo or a rollback unmakes).
+    archive: Callable[[int, str], None]
+    text_key: str = "text"
+
+
+_history_layers: dict[str, HistoryLayer] = {}
+
+
+def register_history_layer(layer: HistoryLayer) -> None:
+    _history_layers[layer.name] = layer
+
+
+def history_layers() -> list[HistoryLayer]:
+    return [layer for _, layer in sorted(_history_layers.items())]
+
+
+def history_layer(name: str) -> HistoryLayer | None:
+    return _history_layers.get(name)
+
+
+def history_layer_for_pool(pool: str) -> HistoryLayer | None:
+    return next((layer for layer in _history_layers.values() if layer.pool == pool), None)

@@ -13,15 +13,16 @@ from uuid import UUID, uuid4
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, Min, OuterRef, Q, QuerySet, Subquery, TextField
-from django.db.models.functions import Cast
+from django.db.models import F, Max, Min, OuterRef, Q, QuerySet, Subquery, TextField, Window
+from django.db.models.functions import Cast, RowNumber
 from django.utils import timezone
 from django_q.models import Task
 
 from nekomem.characters.locks import lock_character
 from nekomem.journal.broker import outbox_ops_enqueue
+from nekomem.journal.causes import change_source, current_cause
 from nekomem.journal.dispatch import outbox_dispatcher
-from nekomem.journal.events import check_event_type
+from nekomem.journal.events import VERSION_EVENT, check_event_type
 from nekomem.journal.jobs import (
     DEFAULT_LEASE,
     JobWait,
@@ -57,8 +58,14 @@ def event_append(*, character_id: int, event_type: str, payload: dict[str, Any])
     """Append one event and mark it applied: the caller changes the view in the same transaction."""
     _require_atomic("event_append")
     check_event_type(event_type)
+    cause, source = current_cause()
     event = Event.objects.create(
-        character_id=character_id, type=event_type, ts=timezone.now(), payload=payload
+        character_id=character_id,
+        type=event_type,
+        ts=timezone.now(),
+        payload=payload,
+        cause=cause,
+        source=source,
     )
     _sentinel_advance(character_id=character_id, event=event)
     return event
@@ -87,13 +94,15 @@ def events_reconcile(*, character_id: int | None = None) -> ReconcileReport:
     type with no handler pauses that character's replay, leaving the sentinel where it was.
     """
     report = ReconcileReport()
-    pending = Event.objects.all()
+    # Versions record states the views hold already: they are never replayed.
+    pending = Event.objects.exclude(type=VERSION_EVENT)
     if character_id is not None:
         pending = pending.filter(character_id=character_id)
     for cid in pending.values_list("character_id", flat=True).distinct().order_by("character_id"):
         sentinel = AppliedSentinel.objects.filter(character_id=cid).first()
         after = sentinel.last_applied_seq if sentinel and sentinel.last_applied_seq is not None else 0
-        for event in Event.objects.filter(character_id=cid, seq__gt=after).order_by("seq").iterator():
+        replay = Event.objects.filter(character_id=cid, seq__gt=after).exclude(type=VERSION_EVENT)
+        for event in replay.order_by("seq").iterator():
             handler = event_handler_for(event.type)
             if handler is None:
                 report.paused[str(cid)] = f"no handler for {event.type} (event {event.event_id})"
@@ -225,7 +234,8 @@ def _ops_execute(op_ids: Sequence[UUID]) -> dict[UUID, str]:
             for name, step in outbox_steps_for(op.type):
                 if name in op.steps_done:
                     continue
-                step(op.character_id, op.payload)
+                with change_source(f"op:{op_id}"):
+                    step(op.character_id, op.payload)
                 succeeded.append(name)
         except StorageBlocked:
             _steps_record(op, token=token, succeeded=succeeded)
@@ -329,7 +339,7 @@ def _compaction_due(*, character_id: int, now: datetime, cutoff: datetime, reten
     older ones). Events the last compaction kept as a live row's last versions do not make it due, but
     once ``HISTORY_RESCAN`` after it any event past the retention does (the retention may have been
     shortened since)."""
-    events = Event.objects.filter(character_id=character_id)
+    events = Event.objects.filter(character_id=character_id).exclude(type=VERSION_EVENT)
     last_seed = events.filter(seed=True).aggregate(seq=Max("seq"), ts=Max("ts"))
     logged = events.filter(seed=False)
     if last_seed["seq"] is not None:
@@ -346,13 +356,33 @@ def _protected_versions(*, character_id: int) -> set[int]:
     live = live_row_keys(character_id)
     kept: dict[str, int] = {}
     protected: set[int] = set()
-    versions = Event.objects.filter(character_id=character_id, seed=False).order_by("-seq")
+    versions = (
+        Event.objects.filter(character_id=character_id, seed=False)
+        .exclude(type=VERSION_EVENT)
+        .order_by("-seq")
+    )
     for pk, event_type, payload in versions.values_list("pk", "type", "payload").iterator(chunk_size=2000):
         for row in event_row_keys(event_type, payload):
             if row in live and kept.get(row, 0) < HISTORY_KEEP_VERSIONS:
                 kept[row] = kept.get(row, 0) + 1
                 protected.add(pk)
     return protected
+
+
+def versions_prune(*, character_id: int, cutoff: datetime) -> int:
+    """Drop the character's row versions older than ``cutoff``, except each row's last
+    ``HISTORY_KEEP_VERSIONS`` (a deleted row's too: its last versions are what an undo reads)."""
+    versions = Event.objects.filter(character_id=character_id, type=VERSION_EVENT)
+    if not versions.filter(ts__lte=cutoff).exists():
+        return 0
+    ranked = versions.annotate(
+        newer=Window(RowNumber(), partition_by=[F("layer"), F("row")], order_by=F("seq").desc())
+    ).values_list("pk", "newer", "ts")
+    doomed = [pk for pk, newer, ts in ranked if newer > HISTORY_KEEP_VERSIONS and ts <= cutoff]
+    dropped = 0
+    for start in range(0, len(doomed), RETENTION_BATCH):
+        dropped += Event.objects.filter(pk__in=doomed[start : start + RETENTION_BATCH]).delete()[0]
+    return dropped
 
 
 def events_compact(*, character_id: int, now: datetime | None = None, force: bool = False) -> tuple[int, int]:
@@ -368,18 +398,22 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
     now = now or timezone.now()
     retention = history_retention()
     cutoff = now - retention
-    if not Event.objects.filter(character_id=character_id, seed=False).exists():
+    versions_prune(character_id=character_id, cutoff=cutoff)
+    # Versions are the history, pruned above by its retention: the log compaction neither counts nor
+    # drops them.
+    journal = Event.objects.filter(character_id=character_id).exclude(type=VERSION_EVENT)
+    if not journal.filter(seed=False).exists():
         return 0, 0
     if not (force or _compaction_due(character_id=character_id, now=now, cutoff=cutoff, retention=retention)):
         return 0, 0
     with transaction.atomic():
         lock_character(character_id)
-        last = Event.objects.filter(character_id=character_id).aggregate(last=Max("seq"))["last"]
+        last = journal.aggregate(last=Max("seq"))["last"]
         sentinel = AppliedSentinel.objects.filter(character_id=character_id).first()
         if last is None or sentinel is None or (sentinel.last_applied_seq or 0) < last:
             return 0, 0
         protected = _protected_versions(character_id=character_id)
-        old = Event.objects.filter(character_id=character_id, seed=False, ts__lte=cutoff, seq__lte=last)
+        old = journal.filter(seed=False, ts__lte=cutoff, seq__lte=last)
         doomed = [pk for pk in old.values_list("pk", flat=True) if pk not in protected]
         if not (doomed or force):
             return 0, 0
@@ -390,6 +424,7 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
                 ts=now,
                 payload=payload,
                 seed=True,
+                cause="compaction",
             )
             for seeder in event_seeders()
             for event_type, payload in seeder(character_id)
@@ -397,9 +432,9 @@ def events_compact(*, character_id: int, now: datetime | None = None, force: boo
         dropped = 0
         for start in range(0, len(doomed), RETENTION_BATCH):
             dropped += Event.objects.filter(pk__in=doomed[start : start + RETENTION_BATCH]).delete()[0]
-        dropped += Event.objects.filter(character_id=character_id, seed=True, seq__lte=last).delete()[0]
+        dropped += journal.filter(seed=True, seq__lte=last).delete()[0]
         Event.objects.bulk_create(seeds, batch_size=1000)
-        newest = Event.objects.filter(character_id=character_id).order_by("-seq").first()
+        newest = journal.order_by("-seq").first()
         if newest is not None:
             _sentinel_advance(character_id=character_id, event=newest)
         else:  # nothing to seed: as the original, the sentinel points at no event

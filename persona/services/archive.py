@@ -18,6 +18,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
+from nekomem.journal.causes import caused_by
 from persona.models import CHANGE_POOL, PersonaArchiveShard, PersonaEntry
 from persona.services.entries import entry_event, section_ensure
 from persona.services.records import score_of
@@ -53,6 +54,7 @@ def persona_shard_take(*, character_id: int, name: str | None = None, now: datet
     return shard.name
 
 
+@caused_by("archive")
 def persona_archive_sweep(*, character_id: int, now: datetime | None = None) -> SweepReport:
     now = now or timezone.now()
     today = timezone.localtime(now).date()

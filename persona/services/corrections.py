@@ -21,7 +21,9 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
+from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     job_fail,
     job_start,
@@ -33,7 +35,7 @@ from nekomem.journal.jobs import (
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from persona.models import PersonaCorrection, PersonaEntry
+from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry
 from persona.prompts import correction_line, corrections_messages
 from persona.services.entries import (
     correction_entry_add,
@@ -140,7 +142,11 @@ def correction_apply(
     elif action == "keep_new":
         if entry is not None and not entry.protected:
             entry_event(entry, "persona.entry_updated", removed=True, reason="keep_new")
+            removed = entry.pk
             entry.delete()
+            # Reported like every other write of an entry: its history keeps the deletion, so an undo
+            # of the resolution brings the replaced entry back.
+            character_memory_changed(character_id=character.pk, pool=CHANGE_POOL, rows=[removed])
         result = correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
     elif action == "keep_both" or (action == "merge" and entry is None):
         result = correction_entry_add(character=character, entity=correction.entity, text=text, now=now)
@@ -177,6 +183,7 @@ def _count_failures(*, character_id: int, pks: list[int], now: datetime) -> int:
     return dropped
 
 
+@caused_by("correction")
 def persona_corrections_resolve(*, character_id: int, now: datetime | None = None) -> CorrectionsReport:
     """One batch of the queue through the correction tier."""
     now = now or timezone.now()
@@ -237,6 +244,7 @@ def persona_corrections_resolve(*, character_id: int, now: datetime | None = Non
     return CorrectionsReport(resolved=resolved, failed=len(unanswered), dropped=dropped)
 
 
+@caused_by("correction")
 def persona_correction_resolve(
     *, character_id: int, correction_pk: int, action: str, text: str = "", now: datetime | None = None
 ) -> PersonaEntry | None:

@@ -16,6 +16,7 @@ from nekomem.characters.services import (
     memory_forgotten_apply,
 )
 from nekomem.errors import Conflict
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append, events_redact
 from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry
 from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
@@ -63,6 +64,7 @@ def persona_entry_edit(
     return entry
 
 
+@caused_by("forget")
 def persona_entry_delete(*, character_id: int, entry_id: str, with_subjects: bool = False) -> Forgotten:
     """Delete the entry and the copies of its text: the corrections that quote it and the text in its
     earlier journal events (the removal event replays by id alone); then the copies outside the

@@ -19,6 +19,7 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
 from nekomem.textproc import keyword_set, message_text
 from nekomem.timestamps import iso_local, parse_iso
@@ -158,6 +159,7 @@ def _anything_mentioned(*, character_id: int, reply: str) -> bool:
     return any(keyword in bare_reply for keyword_set_ in keywords for keyword in keyword_set_)
 
 
+@caused_by("mention")
 def persona_mentions_record(
     *, character_id: int, reply: str, now: datetime | None = None, subject_keys: Collection[str] | None = None
 ) -> int:
@@ -216,6 +218,7 @@ def persona_mentions_record(
     return suppressed
 
 
+@caused_by("mention")
 def suppressions_refresh(*, character_id: int, now: datetime | None = None) -> int:
     """Lift suppressions older than 5 hours (persona entries and reflections); returns how many."""
     now = now or timezone.now()

@@ -24,6 +24,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.evidence import PROMOTED_AT, Evidence
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     NO_PROVIDER,
     job_fail,
@@ -219,6 +220,7 @@ def _add(*, character: Character, reflection: Reflection, source: str, now: date
     return "queued_correction"
 
 
+@caused_by("promotion")
 def reflection_promote(*, character_id: int, reflection_pk: int, now: datetime | None = None) -> str:
     """One merge-on-promote decision for one confirmed reflection, as its kernel job allows; returns
     what happened (``skipped`` inside the back-off or once blocked, ``waiting: …`` with no provider)."""
@@ -315,6 +317,7 @@ def _promote_by_age(*, character_id: int, now: datetime) -> dict[str, str]:
     return outcomes
 
 
+@caused_by("promotion")
 def persona_promote_tick(*, character_id: int, now: datetime | None = None) -> PromotionReport:
     """The auto-promote loop for one character: confirm (reflections layer), then promote."""
     now = now or timezone.now()

@@ -28,6 +28,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
 from nekomem.evidence import evidence_merged
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import register_job_kind
 from nekomem.refine import (
     Cluster,
@@ -103,6 +104,7 @@ def _groups(rows: list[PersonaEntry], *, model_id: str, dim: int) -> tuple[list[
     return [RefineGroup(label=section, items=items) for section, items in by_section.items()], with_vector
 
 
+@caused_by("refine")
 def persona_refine(*, character_id: int, scoped: bool = False, now: datetime | None = None) -> RefineReport:
     """One refine pass over the character's entity sections, or (``scoped``) its subjects' sections."""
     now = now or timezone.now()

@@ -11,6 +11,7 @@ from django.db.models import Max, Q
 
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append, events_redact
 from nekomem.subjects import SECTION_PREFIX, Subject
 from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection
@@ -33,6 +34,7 @@ def persona_subject_display_name_set(*, character_id: int, subject: Subject, dis
             section.save(update_fields=["extra"])
 
 
+@caused_by("forget")
 def persona_subject_forget(*, character_id: int, subject_keys: Collection[str]) -> dict[str, int]:
     """Delete the subjects' sections (display names included), entries and pending corrections."""
     keys = list(subject_keys)

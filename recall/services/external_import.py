@@ -14,6 +14,7 @@ from typing import Any
 
 from facts.services import ImportedFact, facts_import_append
 from nekomem.characters.services import character_get_or_create, character_release_check
+from nekomem.journal.causes import caused_by
 from nekomem.llm import LLMError, LLMUnavailable
 from persona.services import FusionInputTooLarge, fusion_input_check, persona_import_fuse
 
@@ -126,6 +127,7 @@ def import_request_parse(*, body: Any) -> ImportRequest:
     )
 
 
+@caused_by("markdown_import")
 def external_markdown_import(*, request: ImportRequest) -> ImportReport:
     """Facts first (no LLM, deduplicated by text hash), then one fusion per entity. An entity whose
     fusion fails adds nothing and is reported, so the whole import can be sent again safely."""

@@ -20,6 +20,7 @@ from nekomem.characters.services import (
     character_memory_forgotten,
     memory_forgotten_apply,
 )
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import outbox_ops_redact
 from recent.models import RawMessage, RecentMessage
 from recent.selectors import raw_log_rows
@@ -60,6 +61,7 @@ def _raw_key(message: str) -> tuple[str, str] | None:
     return _window_key(parsed.get("type"), parsed.get("data")) if isinstance(parsed, dict) else None
 
 
+@caused_by("forget")
 def raw_log_forget(*, character_id: int, start: datetime, end: datetime) -> Forgotten:
     """Delete the raw turns timestamped in [start, end) and every copy of them (module docstring);
     returns the counts. Raises RangeRefused for a bad range (nothing changed)."""

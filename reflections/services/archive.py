@@ -19,6 +19,7 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
 from reflections.models import ArchiveShard, Reflection
 from reflections.services.lifecycle import reflection_fields_set, reflection_locked, reflection_transition
@@ -89,6 +90,7 @@ def reflection_archive_into_shard(*, reflection: Reflection, now: datetime, reas
     )
 
 
+@caused_by("archive")
 def reflections_archive_sweep(*, character_id: int, now: datetime | None = None) -> SweepReport:
     now = now or timezone.now()
     today = timezone.localtime(now).date()

@@ -19,6 +19,7 @@ from nekomem.characters.services import (
     character_memory_forgotten,
     memory_forgotten_apply,
 )
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import events_redact
 from nekomem.textproc import count_tokens
 from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
@@ -58,6 +59,7 @@ def reflection_edit(
     return reflection
 
 
+@caused_by("forget")
 def reflection_delete(*, character_id: int, reflection_id: str, with_subjects: bool = False) -> Forgotten:
     """Delete the reflection and the copies of its text: its surfaced record and the text in its journal
     events (the original has no deletion event: the events stay, blanked); then the copies outside the

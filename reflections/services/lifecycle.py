@@ -17,6 +17,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
 from nekomem.evidence import CONFIRMED_AT, Signal, evidence_apply
+from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
@@ -191,6 +192,7 @@ def _confirm_by_age(*, character_id: int, now: datetime) -> int:
     return moved
 
 
+@caused_by("promotion")
 def reflections_auto_promote(*, character_id: int, now: datetime | None = None) -> int:
     """Auto-promotion's confirm step: by score when powerful memory is ON, by age when OFF.
 

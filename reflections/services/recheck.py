@@ -34,6 +34,7 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     NO_PROVIDER,
     job_fail,
@@ -98,6 +99,7 @@ def schema_recheck_tick(*, now: datetime | None = None) -> RecheckReport:
     return RecheckReport(outcome="nothing", reason="no v1 entries to re-check")
 
 
+@caused_by("recheck")
 def schema_recheck_character(*, character_id: int, now: datetime | None = None) -> RecheckReport:
     """Re-judge the character's next open v1 entry (reflections first); ``nothing`` when none can run
     now (none left, or each one backing off)."""

@@ -24,6 +24,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
 from nekomem.evidence import evidence_merged
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.services import event_append
 from nekomem.refine import (
@@ -100,6 +101,7 @@ def _missing_vectors(rows: list[Reflection], with_vector: int, space_ready: bool
     return ""
 
 
+@caused_by("refine")
 def reflections_refine(
     *, character_id: int, scoped: bool = False, now: datetime | None = None
 ) -> RefineReport:

@@ -24,6 +24,7 @@ from nekomem.characters.locks import character_row_ensure, lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import Embedder, EmbeddingError, get_embedder
 from nekomem.evidence import Signal
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
@@ -206,6 +207,7 @@ def _unprocessed_user_facts(*, character_id: int) -> list[Fact]:
     )
 
 
+@caused_by("feedback")
 def reflections_stage2(*, character_id: int, now: datetime | None = None) -> Stage2Result:
     """Map the newest user facts to reinforces/negates signals on the observation pool."""
     now = now or timezone.now()
@@ -308,6 +310,7 @@ def _user_texts(messages: list[Any]) -> list[str]:
     return texts
 
 
+@caused_by("rebuttal")
 def reflections_keyword_hook(
     *, character_id: int, payload: dict[str, Any], now: datetime | None = None
 ) -> int:
@@ -403,6 +406,7 @@ def _rebuttal_cursor(*, character_id: int) -> ReflectionCursor:
         return character_row_ensure(ReflectionCursor, character_id)
 
 
+@caused_by("rebuttal")
 def reflections_rebuttal_tick(*, character_id: int, now: datetime | None = None) -> str:
     now = now or timezone.now()
     cursor = _rebuttal_cursor(character_id=character_id)

@@ -34,6 +34,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
 from nekomem.evidence import initial_reinforcement
+from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
@@ -135,11 +136,13 @@ def _validated_reply(reply: Any) -> dict[str, Any]:
     return reply  # type: ignore[no-any-return]
 
 
+@caused_by("synthesis")
 def reflection_synthesize(*, character_id: int, now: datetime | None = None) -> SynthesisResult:
     """One synthesis attempt over the master's facts. Raises nothing for LLM trouble: it is counted."""
     return _synthesize(character_id=character_id, subject_key="", now=now or timezone.now())
 
 
+@caused_by("synthesis")
 def reflections_subjects_synthesize(
     *, character_id: int, now: datetime | None = None
 ) -> dict[str, SynthesisResult]:

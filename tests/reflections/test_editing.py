@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import AppliedSentinel, Event
 from nekomem.journal.services import events_reconcile
 from reflections.models import Reflection
@@ -35,7 +36,7 @@ def test_the_text_changes_and_status_evidence_and_ontology_stay(character) -> No
         "preference",
         "pattern",
     )
-    event = Event.objects.filter(character=character).latest("seq")
+    event = Event.objects.filter(character=character).exclude(type=VERSION_EVENT).latest("seq")
     assert event.type == "reflection.state_changed"
     assert event.payload["from"] == event.payload["to"] == "confirmed"
     assert event.payload["text"] == "主人喜欢在雨天读书" and event.payload["reason"] == "manual_edit"
@@ -67,7 +68,7 @@ def test_the_same_text_writes_nothing_and_bad_text_is_refused(character) -> None
 def test_replay_of_the_event_restores_a_lost_edit(character) -> None:
     reflection = make_reflection(character=character, text="主人喜欢猫", relation_type="preference")
     reflection_edit(character_id=character.pk, reflection_id=reflection.reflection_id, text="主人喜欢狗")
-    event = Event.objects.filter(character=character).latest("seq")
+    event = Event.objects.filter(character=character).exclude(type=VERSION_EVENT).latest("seq")
     Reflection.objects.filter(pk=reflection.pk).update(text="主人喜欢猫")
     AppliedSentinel.objects.filter(character=character).update(last_applied_seq=event.seq - 1)
     assert events_reconcile(character_id=character.pk).applied == 1

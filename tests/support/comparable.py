@@ -11,6 +11,7 @@ import re
 from datetime import date, datetime
 from typing import Any
 
+from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import Event
 
 ISO_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
@@ -34,7 +35,12 @@ def comparable(value: Any) -> Any:
 
 def events_since(character_id: int, after_seq: int) -> list[tuple[str, Any]]:
     """(type, comparable payload) of the character's events after ``after_seq``, in order."""
-    rows = Event.objects.filter(character_id=character_id, seq__gt=after_seq).order_by("seq")
+    # The original's events: versions name the row by its primary key, which differs between characters.
+    rows = (
+        Event.objects.filter(character_id=character_id, seq__gt=after_seq)
+        .exclude(type=VERSION_EVENT)
+        .order_by("seq")
+    )
     return [(event.type, comparable(event.payload)) for event in rows]
 
 
