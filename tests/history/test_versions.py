@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,7 +14,7 @@ from nekomem.journal.causes import change_cause
 from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.history_selectors import row_versions
 from nekomem.journal.models import Event
-from nekomem.journal.services import events_compact
+from nekomem.journal.services import HISTORY_KEEP_VERSIONS, events_compact, history_retention
 from tests.history.support import fact_by_text, facts_added
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +114,22 @@ def test_the_chat_routes_write_no_version(character, post_history, client):
     asked = client.post("/query_memory/小天", data={"query": "猫"}, content_type="application/json")
     assert asked.status_code == 200
     assert Event.objects.filter(character=character, type=VERSION_EVENT).count() == before == 1
+
+
+def test_compaction_prunes_versions_past_the_retention_but_keeps_each_rows_last_five(character):
+    facts_added(character.pk, "The master keeps a cello in the hall.", "The master likes plum tea.")
+    cello = fact_by_text(character.pk, "The master keeps a cello in the hall.")
+    for importance in range(1, 9):
+        fact_update(character_id=character.pk, fact_id=cello.fact_id, importance=importance)
+    versions = Event.objects.filter(character=character, type=VERSION_EVENT)
+    cello_versions = versions.filter(row=cello.fact_id)
+    assert cello_versions.count() > HISTORY_KEEP_VERSIONS
+    newest = list(cello_versions.order_by("-seq").values_list("pk", flat=True)[:HISTORY_KEEP_VERSIONS])
+    others = versions.exclude(row=cello.fact_id).count()
+
+    # Inside the retention nothing goes; past it each row keeps its last five.
+    events_compact(character_id=character.pk, force=True)
+    assert cello_versions.count() > HISTORY_KEEP_VERSIONS
+    events_compact(character_id=character.pk, now=timezone.now() + history_retention() + timedelta(days=1))
+    assert sorted(cello_versions.values_list("pk", flat=True)) == sorted(newest)
+    assert versions.exclude(row=cello.fact_id).count() == others
