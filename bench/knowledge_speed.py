@@ -13,10 +13,10 @@ diagnostics row), the model loaded as a server at rest has it:
 
 1. at rest: the first lookup builds the index (timed), then ``--queries`` lookups (names, phrases from
    the entries, unrelated questions) and as many ``/query_memory`` calls on a 2 000-fact character;
-2. 50 packs removed (``POST packs/remove``), then a ~10 MiB pack of 5 000 entries posted to
-   ``POST packs/import`` and its job run in a second process (as a task worker runs it); lookups and
-   ``/query_memory`` alternate until a lookup of one of its titles matches ("active", timed from the
-   post), and their latencies during the import are compared with those at rest;
+2. as many packs removed (``POST packs/remove``) as the capacity needs, then a ~10 MiB pack of 5 000
+   entries posted to ``POST packs/import`` and its job run in a second process (as a task worker runs
+   it); lookups and ``/query_memory`` alternate until a lookup of one of its names matches ("active",
+   timed from the post), and their latencies during the import are compared with those at rest;
 3. the vector fill run in a second process with the model loaded, until every chunk of the new pack
    has its vector (timed).
 
@@ -229,7 +229,7 @@ def main() -> None:
     parser.add_argument("--packs", type=int, default=200)
     parser.add_argument("--per-pack", type=int, default=100)
     parser.add_argument("--big-entries", type=int, default=5_000)
-    parser.add_argument("--removed-packs", type=int, default=50)
+    parser.add_argument("--vectors-timeout", type=float, default=600.0, help="seconds the fill may take")
     args = parser.parse_args()
 
     from nekomem.runtime.native_threads import single_threaded_here
@@ -322,16 +322,12 @@ def main() -> None:
         ),
     ]
 
-    # 2. Room for the big pack, then its import in a second process.
-    for p in range(args.packs - args.removed_packs, args.packs):
-        response = client.post(
-            "/internal/knowledge/packs/remove",
-            data=json.dumps({"pack_id": f"bench-{p:03d}"}),
-            content_type="application/json",
-        )
-        assert response.status_code == 200 and response.json()["ok"], response.content
-    kept = entries[: (args.packs - args.removed_packs) * args.per_pack]
-    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals
+    # Printed now too: kept if a later phase fails.
+    print("\n".join(f"  {label}: {value}" for label, value in rows), flush=True)
+
+    # 2. Room for the big pack (capacity: entries and chunks), then its import in a second process.
+    from knowledge.search import entry_chunks
+
     texts = Texts(seed=3)
     big_entries = [texts.entry(n, "big", 1_150) for n in range(args.big_entries)]
     big = {
@@ -345,6 +341,21 @@ def main() -> None:
     while len(raw) > PACK_LIMIT_BYTES:
         big_entries.pop()
         raw = json.dumps(big, ensure_ascii=False).encode()
+    big_chunks = sum(
+        len(entry_chunks(title=e["title"], summary=e["summary"], content=e["content"])) for e in big_entries
+    )
+    room = 20_000 - max(big_chunks, len(big_entries))
+    removed = max(0, args.packs - room // args.per_pack)
+    for p in range(args.packs - removed, args.packs):
+        response = client.post(
+            "/internal/knowledge/packs/remove",
+            data=json.dumps({"pack_id": f"bench-{p:03d}"}),
+            content_type="application/json",
+        )
+        assert response.status_code == 200 and response.json()["ok"], response.content
+    kept = entries[: (args.packs - removed) * args.per_pack]
+    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals
+    print(f"removed {removed} packs; big pack: {len(big_entries)} entries, {big_chunks} chunks", flush=True)
     posted = time.perf_counter()
     response = client.post("/internal/knowledge/packs/import", data=raw, content_type="application/json")
     job = response.json()
@@ -405,7 +416,10 @@ def main() -> None:
         "while services.knowledge_vectors_fill():\n"
         "    pass\n"
     )
-    filler.wait(900)
+    try:
+        filler.wait(args.vectors_timeout)
+    except subprocess.TimeoutExpired:
+        filler.kill()  # reported as what it filled by then
     vectors_s = time.perf_counter() - fill_started
     ready = KnowledgeChunk.objects.filter(version__pack_id="bench-big", vector__isnull=False).count()
     total = KnowledgeChunk.objects.filter(version__pack_id="bench-big").count()
