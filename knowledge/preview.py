@@ -29,7 +29,7 @@ class PackPreview:
 
 def _installed_pack(pack_id: str) -> tuple[Pack, str, list[str]] | None:
     """The installed version of ``pack_id`` (decoded), its sha256 and its disabled title keys."""
-    installed = knowledge_installed_packs().filter(pack_id=pack_id).first()
+    installed = knowledge_installed_packs(with_canonical=True).filter(pack_id=pack_id).first()
     if installed is None or installed.version is None or installed.broken:
         return None  # a broken pack is replaced whole, as the import does
     try:

@@ -51,8 +51,11 @@ def knowledge_store_version() -> str:
     return f"{entries}#{vectors}"
 
 
-def knowledge_installed_packs() -> QuerySet[KnowledgePack]:
-    return KnowledgePack.objects.select_related("version").order_by("pack_id")
+def knowledge_installed_packs(*, with_canonical: bool = False) -> QuerySet[KnowledgePack]:
+    """The packs with the version that answers. A version's canonical bytes (up to 10 MiB a pack) are
+    read only by who asks for them: the flags on every answer need none of them."""
+    packs = KnowledgePack.objects.select_related("version").order_by("pack_id")
+    return packs if with_canonical else packs.defer("version__canonical")
 
 
 def _serves(pack: KnowledgePack) -> bool:
@@ -422,7 +425,7 @@ class PackRecord:
 
 def knowledge_pack_records() -> list[PackRecord]:
     records = []
-    for pack in knowledge_installed_packs().filter(version__isnull=False):
+    for pack in knowledge_installed_packs(with_canonical=True).filter(version__isnull=False):
         version = pack.version
         assert version is not None
         records.append(
