@@ -190,6 +190,7 @@ def raw_turn_candidates(
             text=text,
             tier=RAW_TURN_TIER,
             entity="master" if kind == "human" else "neko",
+            speaker=kind,
             created_at=timestamp,
             event_start_at=timestamp,
             vector=stored_vector(

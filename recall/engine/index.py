@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from nekomem.textproc import is_word_char
 from nekomem.timewindows import TimeWindow
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import NO_TIME, RowStore
@@ -29,6 +30,7 @@ from recall.engine.vectors import (
 from recall.questions import says_when, without_question_words
 
 RESCORE_ROWS = 1000
+CHARS_PATH = "bm25:chars"  # the query's one-character words, over the ``chars`` view
 
 
 class RecallIndex:
@@ -56,7 +58,7 @@ class RecallIndex:
         candidates: Iterable[Candidate],
         *,
         stop_names: Sequence[str] = (),
-        views: Sequence[str] = ("original", "words"),
+        views: Sequence[str] = ("original", "words", "chars"),
         dim: int | None = None,
     ) -> None:
         self.lock = threading.RLock()  # queries and changes of one index take turns
@@ -395,6 +397,17 @@ class RecallIndex:
                 )
                 weights[path] = weight
                 path_scores[path] = scores
+            chars = self._word_chars(words, config)
+            if chars:
+                view = self.views.get("chars")
+                if view is None:
+                    view = self.views["chars"] = self._late_view("chars")
+                scores = self._in_context(view.term_scores(chars), allowed, 0.0, config)
+                rankings[CHARS_PATH] = top_rows(
+                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                )
+                weights[CHARS_PATH] = dict(config.lexical)["words"]
+                path_scores[CHARS_PATH] = scores
         if config.use_vectors and query_vector is not None and self.has_vector.any():
             q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
             if q.shape[0] == self.dim:
@@ -434,6 +447,15 @@ class RecallIndex:
             }
             hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
         return hits
+
+    def _word_chars(self, words: str, config: RecallConfig) -> list[str]:
+        """The query's one-character words ("猫", "개") for the chars path: with nekomem's words view,
+        the tokens it keeps as a single Han or Hangul character (a query of one character, or one that
+        question words or punctuation left alone), which no 2/3-gram of a stored text can match."""
+        if "words" not in dict(config.lexical):
+            return []
+        tokens = LEXICAL_VIEWS["words"](words, self.stop_names)
+        return list(dict.fromkeys(t for t in tokens if is_word_char(t)))
 
     def _fused(
         self,
@@ -503,7 +525,8 @@ class RecallIndex:
     def _neighbours(self, config: RecallConfig) -> tuple[np.ndarray, np.ndarray]:
         """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
         (facts by primary key, raw turns by key and so by time), two of them neighbours when created
-        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers.
+        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers
+        (``Candidate.speaker``; rows whose speaker is not known get no reply context).
         By key, not by row, so an index that took changes has the neighbours a rebuilt one has. Kept
         until the rows change (the first query after a change sorts the live rows again)."""
         key = (len(self.alive), self.changed_rows, config.context_gap, config.context_replies)
@@ -518,8 +541,12 @@ class RecallIndex:
         a, b = seq[:-1], seq[1:]
         linked = (pools[a] == pools[b]) & (np.abs(created[b] - created[a]) <= int(config.context_gap * 1e6))
         if config.context_replies:
-            speakers = self.rows.entities.codes()
-            linked &= speakers[a] != speakers[b]
+            # A question and its answer: two turns whose speakers are known and differ. Never by
+            # ``entity``: it says whom a fact is about, and every fact of an original facts.json is
+            # about the master (the rule then paired nothing, or any two facts the other way round).
+            speakers = self.rows.speakers.codes()
+            unknown = self.rows.speakers.code_of(None)
+            linked &= (speakers[a] != speakers[b]) & (speakers[a] != unknown) & (speakers[b] != unknown)
         before = np.full(n, -1, dtype=np.int64)
         after = np.full(n, -1, dtype=np.int64)
         after[a[linked]] = b[linked]
