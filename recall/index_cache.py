@@ -88,6 +88,9 @@ class _Entry:
     saved_version: int | None = None  # the version of the snapshot this process wrote or loaded
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
+    # Whether the entry has answered a query: its first answer waits for the vectors a catch-up
+    # deferred (``_vectors_complete``), later ones let the filler bring them in.
+    served: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
 
     def serves(self, model_id: str | None, stop_names: tuple[str, ...]) -> bool:
@@ -116,7 +119,8 @@ def recall_index(
     ``covered`` extraction's cursor and ``raw_written`` its raw-log row count read with it; without
     them, they are read here (without the count, the new raw turns are read). A request waits for
     a build at most ``RECALL_BUILD_WAIT_SECONDS`` (then ``RecallIndexBuilding``); a ``patient`` caller
-    (a warm-up, off the request path) builds here.
+    (a warm-up, off the request path) builds here. The entry's first answer (not a patient caller's)
+    waits for the vectors its catch-ups deferred (``_vectors_complete``).
     """
     if version is None:
         version = character_memory_version(character_id=character_id)
@@ -130,13 +134,39 @@ def recall_index(
         if _raw_turns_sync(
             entry, character_id=character_id, space=space, covered=covered, written=raw_written
         ):
+            if not entry.served and not patient:
+                _vectors_complete(entry, character_id=character_id, space=space)
             return entry.index
     # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
     fresh = _build(character_id=character_id, stop_names=names, space=space, version=version, why="raw")
     with fresh.lock:
         _raw_turns_sync(fresh, character_id=character_id, space=space)
+        if not patient:
+            _vectors_complete(fresh, character_id=character_id, space=space)
     _store(character_id, fresh, replace=True)
     return fresh.index
+
+
+def _vectors_complete(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> None:
+    """Before an entry's first answer (an index just loaded, built or prepared: after an import, a
+    restart or an eviction), fill the vectors its catch-up deferred, here. A saved index is often older
+    than the vectors (an import saves it before the backfill embeds a row), and a deferred fill starts
+    at the first query and yields to every later one: the character's first answers were BM25 alone
+    with every vector in the database (MemoryBank sets: −0.05–0.07 on those queries). Later answers
+    leave new vectors to the filler, so a backfill's batches never hold a chat query."""
+    if entry.index.deferred_vectors:
+        started = time.monotonic()
+        filled = _fill_deferred_vectors(entry=entry, character_id=character_id, space=space, patient=False)
+        counters["first_answer_fills"] += 1
+        logger.info(
+            "recall vectors completed before the first answer character=%s ok=%s ms=%.1f",
+            character_id,
+            filled,
+            (time.monotonic() - started) * 1000,
+        )
+        # Saved again with them once they are many, so the next start loads them from the file.
+        _maybe_compact(entry, character_id=character_id, space=space)
+    entry.served = True
 
 
 def _entry_at(
@@ -482,7 +512,9 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
         entry.version,
         (time.monotonic() - started) * 1000,
     )
-    if entry.index.deferred_vectors:
+    if entry.index.deferred_vectors and entry.served:
+        # Before its first answer the entry fills them itself (``_vectors_complete``): a batch the
+        # filler had taken would be missing from that answer.
         _vector_filler.request(entry, character_id=character_id, space=space)
     return True
 
@@ -538,6 +570,7 @@ def _current_rows(
 
 
 FILL_BATCH = 64  # vectors read and filled between two looks at the queries in flight
+FIRST_FILL_BATCH = 2000  # vectors read at a time when a first answer waits for them (one query each)
 
 _in_flight = 0  # queries of this process being answered now
 # Background fills and saves sleep on this until no query is in flight, rather than polling: up to
@@ -614,13 +647,17 @@ class _VectorFiller:
 _vector_filler = _VectorFiller()
 
 
-def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpace | None) -> bool:
-    """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries; the index is
-    locked only to fill. A vector read just before an edit of its row is replaced by the edit's own
-    change (the edited text's vector is written, and logged, after it). False when a read failed."""
+def _fill_deferred_vectors(
+    *, entry: _Entry, character_id: int, space: VectorSpace | None, patient: bool = True
+) -> bool:
+    """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries (unless not
+    ``patient``: a query waits for them); the index is locked only to fill. A vector read just
+    before an edit of its row is replaced by the edit's own change (the edited text's vector is
+    written, and logged, after it). False when a read failed."""
     try:
-        while taken := entry.index.take_deferred_vectors(FILL_BATCH):
-            _give_way()
+        while taken := entry.index.take_deferred_vectors(FILL_BATCH if patient else FIRST_FILL_BATCH):
+            if patient:
+                _give_way()
             for pool, keys in taken.items():
                 entry.index.apply(
                     pool=pool,
@@ -679,6 +716,7 @@ def _compact(*, character_id: int, space: VectorSpace | None, stop_names: tuple[
             version=version,
             why="compaction",
         )
+        fresh.served = True  # it takes the place of an entry that answers: the filler brings its vectors
         with fresh.lock:
             _catch_up(fresh, character_id=character_id, space=space)
         # Its version says what it holds, so even one a little behind the one it replaces is correct:
