@@ -624,6 +624,23 @@ class _VectorFiller:
                 self._thread.start()
             self._wake.notify()
 
+    @contextmanager
+    def holding(self, entry: _Entry, *, character_id: int, space: VectorSpace | None) -> Iterator[None]:
+        """Fill ``entry``'s vectors on the caller's thread meanwhile: a catch-up does not hand them to
+        the filler (which would take a batch the caller then misses). Held already (the filler is at
+        it): nothing changes."""
+        with self._wake:
+            held = not entry.filling
+            entry.filling = True
+        try:
+            yield
+        finally:
+            if held:
+                with self._wake:
+                    entry.filling = False
+                if entry.index.deferred_vectors:  # deferred after the caller's fill
+                    self.request(entry, character_id=character_id, space=space)
+
     def _has_work(self) -> bool:
         return bool(self._queue)
 
@@ -771,6 +788,33 @@ def recall_indexes_load_saved() -> int:
             _store(character.pk, entry)
             loaded += 1
     return loaded
+
+
+def recall_index_refresh(*, character_id: int) -> None:
+    """Bring this process's index of the character, if it holds one, up to date now, its new vectors
+    filled in here rather than by the filler: the turn embedder's vectors are in it before the next
+    query comes. Other processes take them at their next query (the change log)."""
+    with _lock:
+        entry = _cache.get(character_id)
+    characters = recall_characters(ids=[character_id]) if entry is not None else []
+    if not characters:
+        return
+    character = characters[0]
+    space = vector_space()
+    with _vector_filler.holding(entry, character_id=character_id, space=space):
+        recall_index(
+            character_id=character_id,
+            stop_names=character.stop_names,
+            space=space,
+            version=character.memory_version,
+            covered=character.raw_covered,
+            raw_written=character.raw_written,
+            patient=True,
+        )
+        with _lock:
+            current = _cache.get(character_id)
+        if current is entry and entry.index.deferred_vectors:
+            _fill_deferred_vectors(entry=entry, character_id=character_id, space=space, patient=False)
 
 
 def recall_indexes_prepare(character_ids: list[int]) -> None:
