@@ -1,4 +1,4 @@
-"""New chat turns embedded as they arrive, by the worker that cached them.
+"""New chat turns embedded, and the time they say read, as they arrive, by the worker that cached them.
 
 The embedding backfill runs on a schedule (every minute, rounds a second apart while it has work): a
 turn cached while it was idle had no vector for up to a minute, and a query by meaning ("cat" for a
@@ -20,8 +20,12 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import get_embedder
+from nekomem.timewindows import find_time_expression
 from recall import index_cache
 from recall.backfill import raw_turns_embed
+from recall.selectors import raw_turns_without_window
+from recall.services import raw_turn_windows_write
+from recall.services.raw_vectors import RawWindowRow
 
 logger = logging.getLogger(__name__)
 
@@ -68,21 +72,36 @@ class _TurnEmbedder:
                     self._wake.notify_all()
 
 
+def raw_turn_windows_read(*, character_id: int, limit: int = TURNS_AT_ONCE) -> int:
+    """Read the time each new turn says with the time parser (every locale's expressions, against the
+    turn's own timestamp) and store it; returns how many turns name one. No LLM: a time-windowed query
+    finds "上周末去了泰山" in last weekend's window at once, and a fact extracted later takes over (the
+    turn leaves the raw-turn pool when extraction covers it)."""
+    rows: list[RawWindowRow] = []
+    for pk, text, timestamp in raw_turns_without_window(character_id=character_id, limit=limit):
+        found = find_time_expression(text, now=timestamp, tz=settings.TIME_ZONE)
+        rows.append((pk, found.window.start, found.window.end) if found else (pk, None, None))
+    raw_turn_windows_write(character_id=character_id, rows=rows)
+    return sum(1 for _, start, _ in rows if start is not None)
+
+
 def _embed(character_id: int) -> None:
     started = time.monotonic()
     try:
-        embedder = get_embedder()
-        if embedder is None:
-            return
-        embedded, _ = raw_turns_embed(
-            character_id=character_id, embedder=embedder, limit=TURNS_AT_ONCE, idle=False
-        )
-        if embedded:
+        dated = raw_turn_windows_read(character_id=character_id)
+        embedder = get_embedder() if settings.EMBEDDINGS_ENABLED else None
+        embedded = 0
+        if embedder is not None:
+            embedded, _ = raw_turns_embed(
+                character_id=character_id, embedder=embedder, limit=TURNS_AT_ONCE, idle=False
+            )
+        if embedded or dated:
             index_cache.recall_index_refresh(character_id=character_id)
         logger.info(
-            "turn vectors character=%s embedded=%d ms=%.1f",
+            "turn vectors character=%s embedded=%d dated=%d ms=%.1f",
             character_id,
             embedded,
+            dated,
             (time.monotonic() - started) * 1000,
         )
     except Exception:
@@ -95,7 +114,7 @@ _embedder = _TurnEmbedder()
 
 def turns_arrived(character_id: int) -> None:
     """The raw-turns hook: a chat turn of the character was committed to the raw log."""
-    if settings.EMBEDDINGS_ENABLED and settings.RECALL_EMBED_TURNS_ON_ARRIVAL:
+    if settings.RECALL_EMBED_TURNS_ON_ARRIVAL:
         _embedder.arrived(character_id)
 
 
