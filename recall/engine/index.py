@@ -72,8 +72,9 @@ class RecallIndex:
         # pool → keys whose new vector is logged but not filled in yet (``defer_vectors``): part of the
         # index's state, so a saved index remembers them too.
         self.deferred_vectors: dict[str, set[int]] = {}
-        # ``_neighbours`` and the row state they were found for.
-        self._links: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None
+        # ``_neighbours`` (each row's neighbour before and after, the rows that have one) and the row
+        # state they were found for.
+        self._links: tuple[tuple[Any, ...], tuple[tuple[np.ndarray, np.ndarray], np.ndarray]] | None = None
         vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
         unvectored = 0  # rows seen before the first vector tells the dimension
         starts, ends, order = array("d"), array("d"), array("q")
@@ -385,19 +386,27 @@ class RecallIndex:
         weights: dict[str, float] = {}
         path_scores: dict[str, np.ndarray] = {}
         words = without_question_words(query) if config.question_words_out else query
+        word_tokens: list[str] = []  # the words view's tokens of the query (no words view: none)
         if config.use_lexical:
             for view_name, weight in config.lexical:
                 view = self.views.get(view_name)
                 if view is None:
                     view = self.views[view_name] = self._late_view(view_name)
-                scores = self._in_context(view.scores(words), allowed, 0.0, config)
+                # Tokenised once: the words view's tokens also give the query's one-character words.
+                tokens = view.tokenizer(words, self.stop_names)
+                if view_name == "words":
+                    word_tokens = tokens
+                # As ``view.scores``: the query's terms de-duplicated (§4.3).
+                scores = self._in_context(view.term_scores(list(dict.fromkeys(tokens))), allowed, 0.0, config)
                 path = f"bm25:{view_name}"
                 rankings[path] = top_rows(
                     scores, allowed, config.bm25_threshold, config.per_path, order=self.order
                 )
                 weights[path] = weight
                 path_scores[path] = scores
-            chars = self._word_chars(words, config)
+            # The query's one-character words ("猫", "개": alone, or left alone by question words or
+            # punctuation), which no 2/3-gram of a stored text matches: scored over the chars view.
+            chars = list(dict.fromkeys(t for t in word_tokens if is_word_char(t)))
             if chars:
                 view = self.views.get("chars")
                 if view is None:
@@ -448,15 +457,6 @@ class RecallIndex:
             hits.append(Hit(candidate=self.rows.candidate(row), score=score, paths=paths))
         return hits
 
-    def _word_chars(self, words: str, config: RecallConfig) -> list[str]:
-        """The query's one-character words ("猫", "개") for the chars path: with nekomem's words view,
-        the tokens it keeps as a single Han or Hangul character (a query of one character, or one that
-        question words or punctuation left alone), which no 2/3-gram of a stored text can match."""
-        if "words" not in dict(config.lexical):
-            return []
-        tokens = LEXICAL_VIEWS["words"](words, self.stop_names)
-        return list(dict.fromkeys(t for t in tokens if is_word_char(t)))
-
     def _fused(
         self,
         rankings: dict[str, list[int]],
@@ -501,11 +501,15 @@ class RecallIndex:
         self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
     ) -> np.ndarray:
         """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
-        ``floor`` (``_neighbours``). Only the rows above the floor lend anything, so past one comparison
-        over the pool the work follows them, not the pool (a query at 100k rows)."""
+        ``floor`` (``_neighbours``). Only rows with a neighbour and above the floor lend anything, so the
+        work follows the rows that have a neighbour (the raw turns), not the pool (a query at 100k)."""
         if config.context_weight <= 0 or scores.size < 2:
             return scores
-        lenders = np.flatnonzero(scores > floor)
+        sides, linked = self._neighbours(config)
+        if linked.size == 0:
+            return scores  # no row has a neighbour (facts, reflections: no known speakers)
+        # Only rows with a neighbour can lend: the pass is over them, not the pool.
+        lenders = linked[scores[linked] > floor]
         lenders = lenders[allowed[lenders]]
         if lenders.size == 0:
             return scores
@@ -514,7 +518,7 @@ class RecallIndex:
         raised = scores.copy()
         # Each side maps rows one to one (a row has one row before it), so no row is written twice by
         # one side; a row between two lenders takes the larger.
-        for side in self._neighbours(config):
+        for side in sides:
             target = side[lenders]
             keep = target >= 0
             keep[keep] &= allowed[target[keep]]
@@ -522,7 +526,7 @@ class RecallIndex:
             raised[target] = np.maximum(raised[target], scores[target] + weight * lift[keep])
         return raised
 
-    def _neighbours(self, config: RecallConfig) -> tuple[np.ndarray, np.ndarray]:
+    def _neighbours(self, config: RecallConfig) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
         (facts by primary key, raw turns by key and so by time), two of them neighbours when created
         within ``context_gap`` of each other and, with ``context_replies``, said by different speakers
@@ -551,8 +555,8 @@ class RecallIndex:
         after = np.full(n, -1, dtype=np.int64)
         after[a[linked]] = b[linked]
         before[b[linked]] = a[linked]
-        self._links = (key, (before, after))
-        return before, after
+        self._links = (key, ((before, after), np.union1d(a[linked], b[linked])))
+        return self._links[1]
 
     def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
         """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``
