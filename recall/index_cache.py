@@ -796,7 +796,9 @@ def recall_index_refresh(*, character_id: int) -> None:
     query comes. Other processes take them at their next query (the change log)."""
     with _lock:
         entry = _cache.get(character_id)
-    characters = recall_characters(ids=[character_id]) if entry is not None else []
+    if entry is None:
+        return
+    characters = recall_characters(ids=[character_id])
     if not characters:
         return
     character = characters[0]

@@ -50,7 +50,7 @@ def test_a_turn_that_says_when_is_found_in_that_window(client, post_history, loc
     assert found.get(REPLY, 0.0) > 0.0, found  # said today, it names no time: outside last week's
     # Stored with the raw row: one of the two turns names a time, and it is in the past.
     (stored,) = RawTurnVector.objects.filter(character__name=NAME, event_start_at__isnull=False)
-    assert stored.event_start_at < timezone.now()
+    assert stored.event_start_at is not None and stored.event_start_at < timezone.now()
 
     # Extraction covers the turns: they leave the raw-turn pool (the facts it wrote answer instead).
     character = Character.objects.get(name=NAME)
