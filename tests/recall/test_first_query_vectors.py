@@ -14,6 +14,7 @@ from django.utils import timezone
 from nekomem.characters.models import Character
 from recall import index_cache
 from recall.backfill import embedding_backfill
+from recall.index_cache import recall_indexes_save_vectors
 from tests.recall.support import fact_entry, import_facts, require_muse
 
 pytestmark = pytest.mark.django_db
@@ -57,3 +58,21 @@ def test_the_first_query_after_an_import_ranks_by_the_vectors_in_the_database(
     # Every fact the answer lists was ranked with its vector in the index.
     loaded = index_cache._cache[character.pk].index
     assert int(loaded.has_vector.sum()) == len(TEXTS)
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
+def test_the_backfill_saves_the_index_with_its_vectors_so_a_start_loads_them(client, tmp_path: Path) -> None:
+    require_muse()
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
+    character = Character.objects.get(name=NAME)
+    assert embedding_backfill(character_id=character.pk).embedded == len(TEXTS)
+    index_cache.clear()  # the task worker holds no index: it loads the import's, completes and saves it
+    assert recall_indexes_save_vectors([character.pk]) == 1
+    assert character.pk not in index_cache._cache  # let go once saved
+    fills = index_cache.counters["first_answer_fills"]
+    loads = index_cache.counters["snapshot_loads"]
+    paths = first_answer(client, "小猫")  # a worker that starts: the saved index has the vectors
+    assert "cosine" in paths.get(TEXTS[0], {}), paths
+    assert index_cache.counters["snapshot_loads"] == loads + 1
+    assert index_cache.counters["first_answer_fills"] == fills  # nothing left to read before answering
