@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import get_embedder
+from nekomem.runtime.state import StorageBlocked, storage_writer
 from nekomem.timewindows import find_time_expression
 from recall import index_cache
 from recall.backfill import raw_turns_embed
@@ -87,6 +88,14 @@ def raw_turn_windows_read(*, character_id: int, limit: int = TURNS_AT_ONCE) -> i
 
 def _embed(character_id: int) -> None:
     started = time.monotonic()
+    # Background work like every task: nothing written while storage is blocked (the backfill's
+    # schedule embeds these turns once it is lifted); a block that arrives stops it at its next write.
+    with storage_writer() as allowed:
+        if allowed:
+            _embed_now(character_id, started)
+
+
+def _embed_now(character_id: int, started: float) -> None:
     try:
         dated = raw_turn_windows_read(character_id=character_id)
         embedder = get_embedder() if settings.EMBEDDINGS_ENABLED else None
@@ -104,6 +113,8 @@ def _embed(character_id: int) -> None:
             dated,
             (time.monotonic() - started) * 1000,
         )
+    except StorageBlocked:
+        logger.info("turn vectors stopped by a storage block character=%s", character_id)
     except Exception:
         logger.exception("turn vectors failed character=%s (the backfill embeds them)", character_id)
         connection.close()  # a broken connection is opened anew by the next batch
