@@ -12,6 +12,8 @@ from django.utils import timezone
 
 from facts.models import ExtractionCursor
 from nekomem.characters.models import Character
+from nekomem.runtime import state
+from recall import turn_vectors
 from recall.models import RawTurnVector
 from recall.turn_vectors import turn_vectors_idle
 
@@ -58,3 +60,19 @@ def test_a_turn_that_says_when_is_found_in_that_window(client, post_history, loc
         character=character, defaults={"last_a_message_at": timezone.now()}
     )
     assert said not in in_window(client, when)
+
+
+@pytest.mark.django_db
+@override_settings(EMBEDDINGS_ENABLED=False)
+def test_the_turn_thread_writes_nothing_while_storage_is_blocked(post_history) -> None:
+    said, _ = SAID["en"]
+    post_history("cache", NAME, ("human", said))  # the hook is off in tests: the thread's work is run here
+    character = Character.objects.get(name=NAME)
+    state.storage_block(reason="restore")
+    try:
+        turn_vectors._embed(character.pk)
+        assert not RawTurnVector.objects.filter(character=character).exists()
+    finally:
+        state.storage_release()
+    turn_vectors._embed(character.pk)  # lifted: the turn is read (and its window stored)
+    assert RawTurnVector.objects.get(character=character).event_start_at is not None
