@@ -34,7 +34,13 @@ POST_TURN_OP = "extract_facts"
 # compaction writes in place of the events it drops; replaying them onto those views changes nothing.
 EventSeeder = Callable[[int], Iterable[tuple[str, dict[str, Any]]]]
 
+# A raw-turns hook hears, in the process that wrote them, that a character's chat turns were committed
+# to the raw log (recall embeds them at once instead of at the backfill's next tick). Best effort: it
+# must only hand the id on, and a turn it misses is still found by the backfill's schedule.
+RawTurnsHook = Callable[[int], None]
+
 _event_handlers: dict[str, EventHandler] = {}
+_raw_turns_hooks: dict[str, RawTurnsHook] = {}
 _outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
 _event_seeders: dict[str, EventSeeder] = {}
 # The ids of a character's rows that still exist in one layer: compaction keeps the last versions of
@@ -141,3 +147,12 @@ def history_layer(name: str) -> HistoryLayer | None:
 
 def history_layer_for_pool(pool: str) -> HistoryLayer | None:
     return next((layer for layer in _history_layers.values() if layer.pool == pool), None)
+
+
+def register_raw_turns_hook(name: str, hook: RawTurnsHook) -> None:
+    """Add (or replace, by name) a hook told of each committed chat turn's raw-log rows."""
+    _raw_turns_hooks[name] = hook
+
+
+def raw_turns_hooks() -> list[RawTurnsHook]:
+    return list(_raw_turns_hooks.values())

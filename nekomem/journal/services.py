@@ -39,6 +39,7 @@ from nekomem.journal.registry import (
     event_seeders,
     live_row_keys,
     outbox_steps_for,
+    raw_turns_hooks,
 )
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
@@ -148,6 +149,21 @@ def outbox_op_statement(
         source=source,
     )
     return OutboxOpStatement(op_id=op_id, sql=sql, params=params)
+
+
+def raw_turns_written_on_commit(*, character_id: int) -> None:
+    """Tell the raw-turns hooks (``register_raw_turns_hook``) once the transaction that wrote a chat
+    turn's raw-log rows commits (at once in autocommit). A hook that fails is logged, never raised:
+    the turn is written and answered by then."""
+
+    def notify() -> None:
+        for hook in raw_turns_hooks():
+            try:
+                hook(character_id)
+            except Exception:
+                logger.exception("raw-turns hook failed character=%s", character_id)
+
+    transaction.on_commit(notify)
 
 
 def outbox_op_enqueue_on_commit(*, op_id: UUID) -> None:
