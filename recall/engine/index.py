@@ -404,10 +404,14 @@ class RecallIndex:
                 )
                 weights[path] = weight
                 path_scores[path] = scores
-            # The query's one-character words ("猫", "개": alone, or left alone by question words or
-            # punctuation), which no 2/3-gram of a stored text matches: scored over the chars view.
+            # The query's one-character words ("猫", "개"), which no 2/3-gram of a stored text matches:
+            # scored over the chars view only when they are the whole query or the word paths found
+            # nothing. A character left alone by a longer question ("你养了什么猫") would otherwise rank
+            # every turn holding it beside the turns the question's words find (MemoryBank-cn and
+            # MADial-ch both lost probes that way).
             chars = list(dict.fromkeys(t for t in word_tokens if is_word_char(t)))
-            if chars:
+            words_found = any(len(rows) for rows in rankings.values())
+            if chars and (not words_found or len(chars) == len(set(word_tokens))):
                 view = self.views.get("chars")
                 if view is None:
                     view = self.views["chars"] = self._late_view("chars")
