@@ -62,7 +62,7 @@ MECHANISMS = (
     # Not a RecallConfig switch but the embedding profile: "on" is the same probes asked in a second
     # process whose vectors are fused-muse-minilm (``--fused``), "off" the default profile of this one.
     Mechanism("fused", "fused profile (fused-muse-minilm vs default)", {}),
-    Mechanism("mix", "per-language mix of a fused vector", {"vector_mix": "first"}),
+    Mechanism("mix", "per-language mix (fused profiles only)", {"vector_mix": "first"}),
 )
 FUSED_PROFILE = "fused-muse-minilm"
 

@@ -1,0 +1,142 @@
+"""Recall through the path a user takes: original memory folders imported into a running server (issue 50).
+
+    .venv/bin/python bench/recall_served.py [--sets ...] [--vector-minutes 10]
+
+For each development set (``shared_data``), each conversation becomes one character as an original
+memory folder carries it (``bench/original_folder.py``: ``facts.json`` as the original writes it, every
+fact about ``master``; the raw log; ``recent.json``). A server is started as ``make run`` starts it on a
+fresh SQLite database (one server a set: at most five characters, within the eight slots), the folders
+are imported with ``manage.py import_memory`` while it runs, and the bench waits for the cluster's
+embedding backfill to give every fact its vector, asking nothing meanwhile. Then every probe is asked
+over HTTP ``POST /query_memory`` (default configuration), twice:
+
+- **first pass**: each character's first query is its first answer after the import (reported apart);
+- **warm pass**: the same probes again;
+- **after a restart**: the server restarted, each character's first probe asked again (its first query
+  after a start, the index loaded from the saved snapshot).
+
+recall@8 as in ``bench/recall_eval.py``. On this shared machine the waits are noisy; recall is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench import original_folder, shared_data  # noqa: E402
+from tests.support.server_process import ServerProcess, http_call, provision_database  # noqa: E402
+
+
+def ask(server: ServerProcess, name: str, probe: dict, id_map: dict[str, str]) -> float:
+    answer = http_call(
+        server.port, "POST", f"/query_memory/{name}", {"query": probe["question"]}, timeout=300
+    )
+    body = answer.json()
+    if answer.status != 200 or "error_code" in body:
+        raise RuntimeError(f"/query_memory/{name}: {answer.status} {body}")
+    evidence = set(probe["evidence_turn_ids"])
+    got = {original_folder.turn_of(r, id_map) for r in body["results"]}
+    return len(evidence & got) / len(evidence)
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def run_set(set_name: str, work: Path, vector_minutes: float) -> dict[str, object]:
+    root = work / "import" / set_name
+    id_maps, probes = original_folder.write_original_dir(root, set_name)
+    database = provision_database(work, postgres_url=None)
+    server = ServerProcess(database=database, var_dir=work / f"var-{set_name}")
+    total = sum(len(rows) for rows in original_folder.conversations(set_name).values())
+    try:
+        server.start(ready_timeout=180)
+        started = time.monotonic()
+        server.manage("import_memory", str(root), timeout=1800)
+        imported = time.monotonic() - started
+        waited = time.monotonic()
+        done = 0
+        while time.monotonic() - waited < vector_minutes * 60:
+            done = int(database.query("SELECT COUNT(*) FROM facts_fact WHERE embedding <> ''")[0][0])
+            if done >= total:
+                break
+            time.sleep(1.0)
+        vectors = time.monotonic() - waited
+        first: list[float] = []
+        first_pass: list[float] = []
+        for conv_id, conv_probes in probes.items():
+            for i, probe in enumerate(conv_probes):
+                score = ask(server, conv_id, probe, id_maps[conv_id])
+                first_pass.append(score)
+                if i == 0:
+                    first.append(score)
+        warm_first: list[float] = []
+        warm: list[float] = []
+        for conv_id, conv_probes in probes.items():
+            for i, probe in enumerate(conv_probes):
+                score = ask(server, conv_id, probe, id_maps[conv_id])
+                warm.append(score)
+                if i == 0:
+                    warm_first.append(score)
+        server.stop()
+        server.start(ready_timeout=180)
+        restart = [ask(server, c, ps[0], id_maps[c]) for c, ps in probes.items() if ps]
+    finally:
+        server.stop()
+        database.drop()
+    return {
+        "characters": len(probes),
+        "probes": len(first_pass),
+        "import": imported,
+        "vectors": f"{done}/{total} in {vectors:.0f} s",
+        "first": mean(first),
+        "warm_first": mean(warm_first),
+        "restart": mean(restart),
+        "first_pass": mean(first_pass),
+        "warm": mean(warm),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
+    parser.add_argument("--vector-minutes", type=float, default=10.0, help="longest wait for the vectors")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="nekomem-recall-served-"))
+    rows = {}
+    for set_name in args.sets:
+        rows[set_name] = run_set(set_name, work, args.vector_minutes)
+        print(f"{set_name}: {rows[set_name]}", flush=True)
+
+    print("\nrecall@8 over HTTP on original memory folders imported into a running server (default config)\n")
+    head = (
+        f"{'set':<16} {'chars':>5} {'probes':>6} {'import s':>8} {'vectors':>16}"
+        f" {'1st query':>9} {'same warm':>9} {'1st after restart':>17} {'1st pass':>8} {'warm':>6}"
+    )
+    print(head)
+    print("-" * len(head))
+    for set_name, r in rows.items():
+        print(
+            f"{set_name:<16} {r['characters']:>5} {r['probes']:>6} {r['import']:>8.1f} {r['vectors']!s:>16}"
+            f" {r['first']:>9.3f} {r['warm_first']:>9.3f} {r['restart']:>17.3f}"
+            f" {r['first_pass']:>8.3f} {r['warm']:>6.3f}"
+        )
+    keys = ("first", "warm_first", "restart", "first_pass", "warm")
+    means = {k: mean([float(r[k]) for r in rows.values()]) for k in keys}  # type: ignore[arg-type]
+    print(
+        f"{'mean over sets':<16} {'':>5} {'':>6} {'':>8} {'':>16} {means['first']:>9.3f}"
+        f" {means['warm_first']:>9.3f} {means['restart']:>17.3f} {means['first_pass']:>8.3f}"
+        f" {means['warm']:>6.3f}"
+    )
+    print("\n(1st query: each character's first probe, its first answer after the import; same warm: those")
+    print(" probes asked again warm; 1st pass / warm: every probe, first time and again)")
+
+
+if __name__ == "__main__":
+    main()
