@@ -271,6 +271,10 @@ RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_M
 # How long the thread that fills a recall index's new vectors keeps its database connection once it has
 # nothing to fill (tests: none, so the test database can be dropped at the end).
 RECALL_VECTOR_FILLER_IDLE_SECONDS = 30.0
+# Chat turns embedded by the worker that cached them, as they arrive (found by meaning within a second,
+# not at the backfill's next tick); off: the backfill's schedule embeds them. Tests: off, but where a
+# test turns it on (its thread has a connection of its own).
+RECALL_EMBED_TURNS_ON_ARRIVAL = env_bool("NEKOMEM_RECALL_EMBED_ON_ARRIVAL", True)
 EMBEDDING_PROFILE = os.environ.get("NEKOMEM_EMBEDDING_PROFILE", "")  # empty: the default profile
 EMBEDDING_THREADS = env_int("NEKOMEM_EMBEDDING_THREADS", 0)  # 0: automatic
 # /api/v1/status/ counts the rows with and without a vector over whole tables (seconds at 10 M facts):

@@ -267,6 +267,31 @@ def search_tokens(text: str, stop_names: Iterable[str] = (), *, unigrams: bool =
     return tokens
 
 
+# One character that is a word by itself: a Han ideograph (猫, 狗, 书) or a Hangul syllable (개, 집).
+# Kana are left out: a lone kana is a particle or part of a word, never what a person searches for.
+_WORD_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+@lru_cache(maxsize=16_384)
+def _simplified_char(ch: str) -> str:
+    return to_simplified(ch)
+
+
+def word_chars(text: str, stop_names: Iterable[str] = ()) -> list[str]:
+    """The single-character words a text may hold (Han ideographs, Hangul syllables), Traditional folded
+    to Simplified, one token each (with repeats). The 2/3-grams of ``search_tokens`` never hold a lone
+    character, so a one-character query ("猫") found nothing by its words until the text had a vector.
+    Characters are folded one by one: a phrase conversion would read across the characters a text
+    separates."""
+    found = _WORD_CHAR_RE.findall(_remove_names(text, stop_names))
+    return [_simplified_char(ch) for ch in found]
+
+
+def is_word_char(token: str) -> bool:
+    """The token is one character ``word_chars`` indexes."""
+    return len(token) == 1 and _WORD_CHAR_RE.match(token) is not None
+
+
 def fts_tokens(text: str, stop_names: Iterable[str] = ()) -> list[str]:
     """Near-duplicate tokens (§3.3.4): folded text, CJK 2/3-grams and whole Latin runs."""
     tokens: list[str] = []

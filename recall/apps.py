@@ -20,6 +20,11 @@ class RecallConfig(AppConfig):
 
         register_memory_forgotten("recall", index_cache.recall_forget_apply)
 
+        from nekomem.journal.registry import register_raw_turns_hook
+        from recall.turn_vectors import turns_arrived
+
+        register_raw_turns_hook("recall-turn-vectors", turns_arrived)
+
         from nekomem.runtime.warmups import register_warm_up
         from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
         from recall.locale import warm_holiday_calendar

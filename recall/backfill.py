@@ -336,18 +336,9 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
             finished = False
             break
     if finished:
-        turns = raw_turns_needing_vectors(character_id=character_id, model_id=model_id, limit=left)
-        # A message with nothing to embed gets an empty marker row, so no backfill reads it again.
-        markers = [(pk, "", "", model_id) for pk, text in turns if not text.strip()]
-        raw_turn_vectors_write(character_id=character_id, rows=markers)
-        report.marked = len(markers)
-        embedded_turns = _embed_rows(
-            [(pk, text) for pk, text in turns if text.strip()],
-            embedder=embedder,
-            batch=batch,
-            write=lambda rows: raw_turn_vectors_write(character_id=character_id, rows=rows),
+        report.raw_turns, report.marked = raw_turns_embed(
+            character_id=character_id, embedder=embedder, limit=left, batch=batch
         )
-        report.raw_turns = len(embedded_turns)
         report.embedded += report.raw_turns
     report.fact_pks = new_pks
     if queue_pairs and new_pks:
@@ -367,8 +358,27 @@ def _embedding_backfill(*, character_id: int, limit: int, batch: int, queue_pair
     return report
 
 
+def raw_turns_embed(
+    *, character_id: int, embedder: Embedder, limit: int, batch: int = BATCH, idle: bool = True
+) -> tuple[int, int]:
+    """Embed up to ``limit`` uncovered raw turns of one character lacking a vector of the model;
+    returns (embedded, marked): a message with nothing to embed gets an empty marker row, so no
+    backfill reads it again. ``idle``: the model computes only on a core nothing else wants."""
+    turns = raw_turns_needing_vectors(character_id=character_id, model_id=embedder.model_id, limit=limit)
+    markers = [(pk, "", "", embedder.model_id) for pk, text in turns if not text.strip()]
+    raw_turn_vectors_write(character_id=character_id, rows=markers)
+    embedded = _embed_rows(
+        [(pk, text) for pk, text in turns if text.strip()],
+        embedder=embedder,
+        batch=batch,
+        write=lambda rows: raw_turn_vectors_write(character_id=character_id, rows=rows),
+        idle=idle,
+    )
+    return len(embedded), len(markers)
+
+
 def _embed_rows(
-    todo: list[tuple[int, str]], *, embedder: Embedder, batch: int, write: VectorWrite
+    todo: list[tuple[int, str]], *, embedder: Embedder, batch: int, write: VectorWrite, idle: bool = True
 ) -> list[int]:
     """Embed (pk, text) rows a batch at a time and ``write`` each batch's (pk, vector, text sha256, model
     id) rows; returns the pks written (fewer than given when the model failed on the way)."""
@@ -378,7 +388,9 @@ def _embed_rows(
     written: list[int] = []
     # The model embeds chunk i + 1 on its own threads while this thread writes chunk i.
     # The model's threads (and the pool they start) compute idle; this thread writes at nice 10.
-    with ThreadPoolExecutor(1, thread_name_prefix="backfill-embed", initializer=compute_thread_idle) as ahead:
+    # A chat's new turns (not ``idle``) are a few rows a person waits to find: at normal priority.
+    initializer = compute_thread_idle if idle else None
+    with ThreadPoolExecutor(1, thread_name_prefix="backfill-embed", initializer=initializer) as ahead:
         pending = ahead.submit(embedder.embed, [text for _, text in chunks[0]]) if chunks else None
         for i, chunk in enumerate(chunks):
             assert pending is not None

@@ -88,6 +88,9 @@ class _Entry:
     saved_version: int | None = None  # the version of the snapshot this process wrote or loaded
     saved_fills: int = 0  # the index's filled_vectors / changed_rows when it was last saved
     saved_changes: int = 0
+    # Whether the entry has answered a query: its first answer waits for the vectors a catch-up
+    # deferred (``_vectors_complete``), later ones let the filler bring them in.
+    served: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up or build at a time
 
     def serves(self, model_id: str | None, stop_names: tuple[str, ...]) -> bool:
@@ -116,7 +119,8 @@ def recall_index(
     ``covered`` extraction's cursor and ``raw_written`` its raw-log row count read with it; without
     them, they are read here (without the count, the new raw turns are read). A request waits for
     a build at most ``RECALL_BUILD_WAIT_SECONDS`` (then ``RecallIndexBuilding``); a ``patient`` caller
-    (a warm-up, off the request path) builds here.
+    (a warm-up, off the request path) builds here. The entry's first answer (not a patient caller's)
+    waits for the vectors its catch-ups deferred (``_vectors_complete``).
     """
     if version is None:
         version = character_memory_version(character_id=character_id)
@@ -130,13 +134,39 @@ def recall_index(
         if _raw_turns_sync(
             entry, character_id=character_id, space=space, covered=covered, written=raw_written
         ):
+            if not entry.served and not patient:
+                _vectors_complete(entry, character_id=character_id, space=space)
             return entry.index
     # Extraction's cursor went back (a reset): only a rebuild knows which turns are uncovered again.
     fresh = _build(character_id=character_id, stop_names=names, space=space, version=version, why="raw")
     with fresh.lock:
         _raw_turns_sync(fresh, character_id=character_id, space=space)
+        if not patient:
+            _vectors_complete(fresh, character_id=character_id, space=space)
     _store(character_id, fresh, replace=True)
     return fresh.index
+
+
+def _vectors_complete(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> None:
+    """Before an entry's first answer (an index just loaded, built or prepared: after an import, a
+    restart or an eviction), fill the vectors its catch-up deferred, here. A saved index is often older
+    than the vectors (an import saves it before the backfill embeds a row), and a deferred fill starts
+    at the first query and yields to every later one: the character's first answers were BM25 alone
+    with every vector in the database (MemoryBank sets: −0.05–0.07 on those queries). Later answers
+    leave new vectors to the filler, so a backfill's batches never hold a chat query."""
+    if entry.index.deferred_vectors:
+        started = time.monotonic()
+        filled = _fill_deferred_vectors(entry=entry, character_id=character_id, space=space, patient=False)
+        counters["first_answer_fills"] += 1
+        logger.info(
+            "recall vectors completed before the first answer character=%s ok=%s ms=%.1f",
+            character_id,
+            filled,
+            (time.monotonic() - started) * 1000,
+        )
+        # Saved again with them once they are many, so the next start loads them from the file.
+        _maybe_compact(entry, character_id=character_id, space=space)
+    entry.served = True
 
 
 def _entry_at(
@@ -482,7 +512,9 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
         entry.version,
         (time.monotonic() - started) * 1000,
     )
-    if entry.index.deferred_vectors:
+    if entry.index.deferred_vectors and entry.served:
+        # Before its first answer the entry fills them itself (``_vectors_complete``): a batch the
+        # filler had taken would be missing from that answer.
         _vector_filler.request(entry, character_id=character_id, space=space)
     return True
 
@@ -538,6 +570,7 @@ def _current_rows(
 
 
 FILL_BATCH = 64  # vectors read and filled between two looks at the queries in flight
+FIRST_FILL_BATCH = 2000  # vectors read at a time when a first answer waits for them (one query each)
 
 _in_flight = 0  # queries of this process being answered now
 # Background fills and saves sleep on this until no query is in flight, rather than polling: up to
@@ -591,6 +624,23 @@ class _VectorFiller:
                 self._thread.start()
             self._wake.notify()
 
+    @contextmanager
+    def holding(self, entry: _Entry, *, character_id: int, space: VectorSpace | None) -> Iterator[None]:
+        """Fill ``entry``'s vectors on the caller's thread meanwhile: a catch-up does not hand them to
+        the filler (which would take a batch the caller then misses). Held already (the filler is at
+        it): nothing changes."""
+        with self._wake:
+            held = not entry.filling
+            entry.filling = True
+        try:
+            yield
+        finally:
+            if held:
+                with self._wake:
+                    entry.filling = False
+                if entry.index.deferred_vectors:  # deferred after the caller's fill
+                    self.request(entry, character_id=character_id, space=space)
+
     def _has_work(self) -> bool:
         return bool(self._queue)
 
@@ -614,13 +664,17 @@ class _VectorFiller:
 _vector_filler = _VectorFiller()
 
 
-def _fill_deferred_vectors(*, entry: _Entry, character_id: int, space: VectorSpace | None) -> bool:
-    """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries; the index is
-    locked only to fill. A vector read just before an edit of its row is replaced by the edit's own
-    change (the edited text's vector is written, and logged, after it). False when a read failed."""
+def _fill_deferred_vectors(
+    *, entry: _Entry, character_id: int, space: VectorSpace | None, patient: bool = True
+) -> bool:
+    """Fill the vectors a catch-up noted, a small batch at a time, giving way to queries (unless not
+    ``patient``: a query waits for them); the index is locked only to fill. A vector read just
+    before an edit of its row is replaced by the edit's own change (the edited text's vector is
+    written, and logged, after it). False when a read failed."""
     try:
-        while taken := entry.index.take_deferred_vectors(FILL_BATCH):
-            _give_way()
+        while taken := entry.index.take_deferred_vectors(FILL_BATCH if patient else FIRST_FILL_BATCH):
+            if patient:
+                _give_way()
             for pool, keys in taken.items():
                 entry.index.apply(
                     pool=pool,
@@ -679,6 +733,7 @@ def _compact(*, character_id: int, space: VectorSpace | None, stop_names: tuple[
             version=version,
             why="compaction",
         )
+        fresh.served = True  # it takes the place of an entry that answers: the filler brings its vectors
         with fresh.lock:
             _catch_up(fresh, character_id=character_id, space=space)
         # Its version says what it holds, so even one a little behind the one it replaces is correct:
@@ -735,6 +790,35 @@ def recall_indexes_load_saved() -> int:
     return loaded
 
 
+def recall_index_refresh(*, character_id: int) -> None:
+    """Bring this process's index of the character, if it holds one, up to date now, its new vectors
+    filled in here rather than by the filler: the turn embedder's vectors are in it before the next
+    query comes. Other processes take them at their next query (the change log)."""
+    with _lock:
+        entry = _cache.get(character_id)
+    if entry is None:
+        return
+    characters = recall_characters(ids=[character_id])
+    if not characters:
+        return
+    character = characters[0]
+    space = vector_space()
+    with _vector_filler.holding(entry, character_id=character_id, space=space):
+        recall_index(
+            character_id=character_id,
+            stop_names=character.stop_names,
+            space=space,
+            version=character.memory_version,
+            covered=character.raw_covered,
+            raw_written=character.raw_written,
+            patient=True,
+        )
+        with _lock:
+            current = _cache.get(character_id)
+        if current is entry and entry.index.deferred_vectors:
+            _fill_deferred_vectors(entry=entry, character_id=character_id, space=space, patient=False)
+
+
 def recall_indexes_prepare(character_ids: list[int]) -> None:
     """After an import: each character's index brought up to date here (loaded and caught up with the
     import's logged rows, or built) and saved, so the server's first query after even a large import
@@ -755,6 +839,45 @@ def recall_indexes_prepare(character_ids: list[int]) -> None:
         if entry is not None and entry.index.changed_rows != entry.saved_changes:
             with entry.lock:
                 _save(entry, character_id=character.pk)  # caught up with rows the saved file lacks
+
+
+def recall_indexes_save_vectors(character_ids: list[int]) -> int:
+    """After the backfill embedded many rows of these characters (an import's): each one's saved index
+    completed with the vectors and saved again, here (a task worker, off every request). A worker that
+    loads it then (a start, an eviction) has them without reading them: filling costs ~0.3 ms a vector
+    on a loaded machine (20 000: 6 s), a rebuild twice that, a load ~0.2 s at 100k rows. An index this
+    process did not hold is let go once saved. Returns how many were saved."""
+    if not character_ids:
+        return 0
+    space = vector_space()
+    saved = 0
+    for character in recall_characters(ids=character_ids):
+        with _lock:
+            held = character.pk in _cache
+        recall_index(
+            character_id=character.pk,
+            stop_names=character.stop_names,
+            space=space,
+            version=character.memory_version,
+            patient=True,
+        )
+        with _lock:
+            entry = _cache.get(character.pk)
+        if entry is None:
+            continue
+        if entry.index.deferred_vectors:
+            with _vector_filler.holding(entry, character_id=character.pk, space=space):
+                _fill_deferred_vectors(entry=entry, character_id=character.pk, space=space, patient=False)
+        index = entry.index
+        if (index.filled_vectors, index.changed_rows) != (entry.saved_fills, entry.saved_changes):
+            with entry.lock:
+                _save(entry, character_id=character.pk)
+            saved += 1
+        if not held:
+            with _lock:
+                if _cache.get(character.pk) is entry:
+                    del _cache[character.pk]
+    return saved
 
 
 def recall_indexes_warm_up() -> None:

@@ -16,7 +16,8 @@ from recent.models import RawMessage
 
 
 class RawTurnVector(models.Model):
-    """The cached vector of one raw turn, valid while its text fingerprint and model id match.
+    """The cached vector of one raw turn, valid while its text fingerprint and model id match, and the
+    time the turn says it is about.
 
     An empty ``embedding`` with the current model id marks a turn with nothing to embed (a system or
     tool message, an empty text), so the backfill does not look at it again.
@@ -29,6 +30,11 @@ class RawTurnVector(models.Model):
     embedding = models.TextField(blank=True, default="", help_text="base64 float16 vector")
     embedding_text_sha256 = models.CharField(max_length=64, blank=True, default="")
     embedding_model_id = models.CharField(max_length=128, blank=True, default="")
+    # When the turn says its event happened ("I started the cello last week", "上周末去了泰山"), read by
+    # the time parser against the turn's own timestamp as it arrives: a time-windowed query finds the
+    # turn before any fact is extracted from it. Null: the turn names no time (its timestamp is its time).
+    event_start_at = models.DateTimeField(null=True, blank=True)
+    event_end_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["character", "raw"], name="raw_vector_character")]

@@ -180,7 +180,7 @@ def raw_turn_candidates(
     else:
         rows = _uncovered_turns(character_id=character_id, covered=covered).filter(pk__in=list(keys))
         read = _turns_in_pages(rows.values_list(*_TURN_FIELDS), after=after)
-    for pk, message, timestamp, vec, sha, model in read:
+    for pk, message, timestamp, vec, sha, model, start, end in read:
         turn = _raw_turn_text(message)
         if turn is None:
             continue
@@ -190,8 +190,11 @@ def raw_turn_candidates(
             text=text,
             tier=RAW_TURN_TIER,
             entity="master" if kind == "human" else "neko",
+            speaker=kind,
             created_at=timestamp,
-            event_start_at=timestamp,
+            # The time the turn says (``RawTurnVector.event_start_at``), else when it was said.
+            event_start_at=start or timestamp,
+            event_end_at=end if start else None,
             vector=stored_vector(
                 vector=vec or "", text_sha256=sha or "", model_id=model or "", text=text, space=space
             ),
@@ -220,7 +223,13 @@ def _turns_after(rows: QuerySet[RawMessage, tuple[Any, ...]], after: tuple[datet
 
 
 VECTOR_FIELDS = ("embedding", "embedding_text_sha256", "embedding_model_id")
-_TURN_FIELDS = ("pk", "message", "timestamp", *(f"recall_vector__{f}" for f in VECTOR_FIELDS))
+WINDOW_FIELDS = ("event_start_at", "event_end_at")
+_TURN_FIELDS = (
+    "pk",
+    "message",
+    "timestamp",
+    *(f"recall_vector__{f}" for f in (*VECTOR_FIELDS, *WINDOW_FIELDS)),
+)
 
 
 def _new_turns_in_pages(
@@ -255,7 +264,7 @@ def _new_turns_read(vendor: str, covered: bool, after: bool) -> tuple[str, Selec
             ("r", RawMessage, "id"),
             ("r", RawMessage, "message"),
             ("r", RawMessage, "timestamp"),
-            *(("v", RawTurnVector, name) for name in VECTOR_FIELDS),
+            *(("v", RawTurnVector, name) for name in (*VECTOR_FIELDS, *WINDOW_FIELDS)),
         ]
     )
     timestamp, pk = (
@@ -273,6 +282,24 @@ def _new_turns_read(vendor: str, covered: bool, after: bool) -> tuple[str, Selec
         f" WHERE {' AND '.join(conditions)} ORDER BY {timestamp}, {pk} LIMIT %s"
     )
     return sql, columns
+
+
+def raw_turns_without_window(*, character_id: int, limit: int) -> list[tuple[int, str, datetime]]:
+    """(pk, text, timestamp) of the newest uncovered human and AI turns whose said time was not read
+    yet (no ``RawTurnVector`` row: reading it writes one), newest first."""
+    covered = raw_turns_covered_through(character_id=character_id)
+    rows = (
+        _uncovered_turns(character_id=character_id, covered=covered)
+        .filter(recall_vector__isnull=True)
+        .order_by("-timestamp", "-pk")
+        .values_list("pk", "message", "timestamp")[:limit]
+    )
+    out = []
+    for pk, message, timestamp in rows:
+        turn = _raw_turn_text(message)
+        if turn is not None:
+            out.append((pk, turn[1], timestamp))
+    return out
 
 
 def raw_turns_needing_vectors(*, character_id: int, model_id: str, limit: int) -> list[tuple[int, str]]:

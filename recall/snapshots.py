@@ -29,7 +29,7 @@ from recall.engine import RecallIndex
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 6  # bump when the index's layout or its terms (the tokenizers) change: older files are then ignored
+FORMAT = 7  # bump when the index's layout or its terms (the tokenizers) change: older files are then ignored
 
 
 def snapshot_path(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 
 from django.conf import settings
 
@@ -21,6 +22,7 @@ from recall.backfill import (
     fact_pairs_pass,
     raw_turn_vectors_prune_covered,
 )
+from recall.index_cache import recall_indexes_save_vectors
 from recall.selectors import characters_with_unvectored_turns
 from recall.services import recall_retention
 
@@ -29,6 +31,8 @@ logger = logging.getLogger(__name__)
 BACKFILL_TASK = "recall.tasks.embedding_backfill_tick"
 TICK_LIMIT = 2000  # rows per character per round: characters take turns within a tick
 TICK_SECONDS = 50.0  # a tick keeps embedding until this long has passed (the schedule runs every minute)
+# Rows of one character a tick embedded past which its saved index is saved again with them.
+SAVE_INDEX_AFTER_ROWS = 2000
 ROUND_PAUSE_SECONDS = 1.0  # between rounds that found only new turns: how stale a turn's vector gets
 
 
@@ -66,12 +70,14 @@ def _tick(*, budget: float) -> tuple[int, bool]:
         return 0, False
     deadline = time.monotonic() + budget
     embedded = 0
+    by_character: Counter[int] = Counter()
     while waiting and time.monotonic() < deadline:
         done = 0
         backlog = False  # a character had more than a round's rows (an import)
         for character_id in waiting:
             report = embedding_backfill(character_id=character_id, limit=TICK_LIMIT, queue_pairs=False)
             embedded += report.embedded
+            by_character[character_id] += report.embedded
             done += report.embedded + report.marked
             backlog = backlog or report.embedded + report.marked >= TICK_LIMIT
         waiting = _waiting(model_id) if done else []
@@ -80,6 +86,9 @@ def _tick(*, budget: float) -> tuple[int, bool]:
             # polled every character every few milliseconds and embedded a turn at a time, and each
             # batch made every HTTP worker catch its index up; a pause gathers them into one batch.
             time.sleep(max(0.0, min(ROUND_PAUSE_SECONDS, deadline - time.monotonic())))
+    # Saved indexes completed with what this tick embedded, when that is many rows (an import's): a
+    # worker that starts, or takes the character back after an eviction, loads them with the file.
+    _save_indexes([c for c, n in by_character.items() if n >= SAVE_INDEX_AFTER_ROWS])
     # Paraphrase pairs only for characters whose vectors are all in: after a large import the pairs
     # (every new fact against every other) would otherwise hold up the vectors queries need.
     embedder = get_embedder()
@@ -90,6 +99,14 @@ def _tick(*, budget: float) -> tuple[int, bool]:
         with background_priority():
             fact_pairs_pass(character_id=character_id, embedder=embedder)
     return embedded, bool(waiting)
+
+
+def _save_indexes(character_ids: list[int]) -> None:
+    try:
+        with background_priority():
+            recall_indexes_save_vectors(character_ids)
+    except Exception:
+        logger.exception("recall indexes not saved with their vectors (workers fill them on load)")
 
 
 def _enqueue_next_tick() -> None:

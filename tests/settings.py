@@ -15,6 +15,8 @@ RECALL_BUILD_WAIT_SECONDS = None
 RECALL_MODEL_WAIT_SECONDS = None
 # The vector filler lets its connection go as soon as it has nothing to fill.
 RECALL_VECTOR_FILLER_IDLE_SECONDS = 0.0
+# New chat turns are embedded by the backfill a test runs, not by a thread of their own.
+RECALL_EMBED_TURNS_ON_ARRIVAL = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if not IS_SQLITE:
     # One test database per run, so two runs on one machine do not drop each other's database.

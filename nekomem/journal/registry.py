@@ -33,7 +33,13 @@ POST_TURN_OP = "extract_facts"
 # compaction writes in place of the events it drops; replaying them onto those views changes nothing.
 EventSeeder = Callable[[int], Iterable[tuple[str, dict[str, Any]]]]
 
+# A raw-turns hook hears, in the process that wrote them, that a character's chat turns were committed
+# to the raw log (recall embeds them at once instead of at the backfill's next tick). Best effort: it
+# must only hand the id on, and a turn it misses is still found by the backfill's schedule.
+RawTurnsHook = Callable[[int], None]
+
 _event_handlers: dict[str, EventHandler] = {}
+_raw_turns_hooks: dict[str, RawTurnsHook] = {}
 _outbox_steps: dict[str, list[tuple[str, OutboxStep]]] = {}
 _event_seeders: dict[str, EventSeeder] = {}
 
@@ -67,3 +73,12 @@ def outbox_steps_for(op_type: str) -> list[tuple[str, OutboxStep]]:
 
 def unregister_outbox_step(op_type: str, name: str) -> None:
     _outbox_steps[op_type] = [(n, s) for n, s in _outbox_steps.get(op_type, []) if n != name]
+
+
+def register_raw_turns_hook(name: str, hook: RawTurnsHook) -> None:
+    """Add (or replace, by name) a hook told of each committed chat turn's raw-log rows."""
+    _raw_turns_hooks[name] = hook
+
+
+def raw_turns_hooks() -> list[RawTurnsHook]:
+    return list(_raw_turns_hooks.values())

@@ -29,7 +29,7 @@ from nekomem.journal.jobs import (
     work_wait,
 )
 from nekomem.journal.models import AppliedSentinel, Event, Job, OutboxOp, WorkStatus
-from nekomem.journal.registry import event_handler_for, event_seeders, outbox_steps_for
+from nekomem.journal.registry import event_handler_for, event_seeders, outbox_steps_for, raw_turns_hooks
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql
 
@@ -130,6 +130,21 @@ def outbox_op_statement(
         source=source,
     )
     return OutboxOpStatement(op_id=op_id, sql=sql, params=params)
+
+
+def raw_turns_written_on_commit(*, character_id: int) -> None:
+    """Tell the raw-turns hooks (``register_raw_turns_hook``) once the transaction that wrote a chat
+    turn's raw-log rows commits (at once in autocommit). A hook that fails is logged, never raised:
+    the turn is written and answered by then."""
+
+    def notify() -> None:
+        for hook in raw_turns_hooks():
+            try:
+                hook(character_id)
+            except Exception:
+                logger.exception("raw-turns hook failed character=%s", character_id)
+
+    transaction.on_commit(notify)
 
 
 def outbox_op_enqueue_on_commit(*, op_id: UUID) -> None:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nekomem.textproc import recall_tokens, search_tokens
+from nekomem.textproc import recall_tokens, search_tokens, word_chars
 
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -25,6 +25,8 @@ LEXICAL_VIEWS: dict[str, Tokenizer] = {
     "original": lambda text, names: recall_tokens(text, names),
     "words": lambda text, names: search_tokens(text, names),
     "unigrams": lambda text, names: search_tokens(text, names, unigrams=True),
+    # Scored only for the one-character words of a query (``RecallIndex``: the "bm25:chars" path).
+    "chars": lambda text, names: word_chars(text, names),
 }
 
 

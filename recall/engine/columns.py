@@ -178,6 +178,10 @@ class Codes:
         """Every row's code (equal codes, equal values), no copy."""
         return np.frombuffer(self._codes, dtype=np.int32) if self._codes else np.zeros(0, np.int32)
 
+    def code_of(self, value: Any) -> int:
+        """The code ``value`` has (−1: no row holds it)."""
+        return self._index.get(value, -1)
+
     def mask(self, wanted: frozenset[Any]) -> np.ndarray:
         return np.isin(self.codes(), [c for v, c in self._index.items() if v in wanted])
 
@@ -197,6 +201,7 @@ class RowStore:
         self.ends = TimeColumn()
         self.rare: dict[int, tuple[str | None, str | None, str | None, float]] = {}  # subject/scope/evidence
         self.pools = Codes()
+        self.speakers = Codes()
         self.keys = array("q")  # NO_KEY when the row has none
 
     def append(self, c: Candidate) -> None:
@@ -208,6 +213,7 @@ class RowStore:
         self.starts.append(c.event_start_at)
         self.ends.append(c.event_end_at)
         self.pools.append(c.pool)
+        self.speakers.append(c.speaker)
         self.keys.append(NO_KEY if c.key is None else c.key)
         if c.subject_kind is not None or c.subject_id is not None or c.scope is not None or c.evidence_score:
             self.rare[row] = (c.subject_kind, c.subject_id, c.scope, c.evidence_score)
@@ -229,6 +235,7 @@ class RowStore:
             evidence_score=evidence,
             pool=self.pools[row],
             key=None if self.keys[row] == NO_KEY else self.keys[row],
+            speaker=self.speakers[row],
         )
 
     def __len__(self) -> int:

@@ -32,7 +32,10 @@ def score_fuse(
     """Normalised score fusion over the union of the candidate lists: each path's score is mapped to
     [0, 1] between its floor and its best listed score, weighted and summed."""
     union = list(dict.fromkeys(row for rows in rankings.values() for row in rows))
-    fused = dict.fromkeys(union, 0.0)
+    at = np.asarray(union, dtype=np.int64)
+    # In float64 and path by path, as a sum of Python floats per row would add them: the same scores
+    # bit for bit, without a Python step per row and path (twice a query with the feedback terms).
+    fused = np.zeros(at.size, dtype=np.float64)
     for path, rows in rankings.items():
         if not rows:
             continue
@@ -41,9 +44,9 @@ def score_fuse(
         column = scores[path]
         top = float(column[rows[0]])
         span = max(top - floor, 1e-9)
-        for row in union:
-            fused[row] += weight * max(0.0, min(1.0, (float(column[row]) - floor) / span))
-    return sorted(fused.items(), key=lambda item: -item[1])
+        fused += weight * np.clip((column[at].astype(np.float64) - floor) / span, 0.0, 1.0)
+    order = np.argsort(-fused, kind="stable")  # ties keep the union's order, as a stable sort does
+    return list(zip(at[order].tolist(), fused[order].tolist(), strict=True))
 
 
 def with_slots(

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from nekomem.textproc import is_word_char
 from nekomem.timewindows import TimeWindow
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import NO_TIME, RowStore
@@ -29,6 +30,7 @@ from recall.engine.vectors import (
 from recall.questions import says_when, without_question_words
 
 RESCORE_ROWS = 1000
+CHARS_PATH = "bm25:chars"  # the query's one-character words, over the ``chars`` view
 
 
 class RecallIndex:
@@ -56,7 +58,7 @@ class RecallIndex:
         candidates: Iterable[Candidate],
         *,
         stop_names: Sequence[str] = (),
-        views: Sequence[str] = ("original", "words"),
+        views: Sequence[str] = ("original", "words", "chars"),
         dim: int | None = None,
     ) -> None:
         self.lock = threading.RLock()  # queries and changes of one index take turns
@@ -70,8 +72,9 @@ class RecallIndex:
         # pool → keys whose new vector is logged but not filled in yet (``defer_vectors``): part of the
         # index's state, so a saved index remembers them too.
         self.deferred_vectors: dict[str, set[int]] = {}
-        # ``_neighbours`` and the row state they were found for.
-        self._links: tuple[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] | None = None
+        # ``_neighbours`` (each row's neighbour before and after, the rows that have one) and the row
+        # state they were found for.
+        self._links: tuple[tuple[Any, ...], tuple[tuple[np.ndarray, np.ndarray], np.ndarray]] | None = None
         vectors: VectorBuilder | None = VectorBuilder(dim) if dim else None
         unvectored = 0  # rows seen before the first vector tells the dimension
         starts, ends, order = array("d"), array("d"), array("q")
@@ -383,18 +386,37 @@ class RecallIndex:
         weights: dict[str, float] = {}
         path_scores: dict[str, np.ndarray] = {}
         words = without_question_words(query) if config.question_words_out else query
+        word_tokens: list[str] = []  # the words view's tokens of the query (no words view: none)
         if config.use_lexical:
             for view_name, weight in config.lexical:
                 view = self.views.get(view_name)
                 if view is None:
                     view = self.views[view_name] = self._late_view(view_name)
-                scores = self._in_context(view.scores(words), allowed, 0.0, config)
+                # Tokenised once: the words view's tokens also give the query's one-character words.
+                tokens = view.tokenizer(words, self.stop_names)
+                if view_name == "words":
+                    word_tokens = tokens
+                # As ``view.scores``: the query's terms de-duplicated (§4.3).
+                scores = self._in_context(view.term_scores(list(dict.fromkeys(tokens))), allowed, 0.0, config)
                 path = f"bm25:{view_name}"
                 rankings[path] = top_rows(
                     scores, allowed, config.bm25_threshold, config.per_path, order=self.order
                 )
                 weights[path] = weight
                 path_scores[path] = scores
+            # The query's one-character words ("猫", "개": alone, or left alone by question words or
+            # punctuation), which no 2/3-gram of a stored text matches: scored over the chars view.
+            chars = list(dict.fromkeys(t for t in word_tokens if is_word_char(t)))
+            if chars:
+                view = self.views.get("chars")
+                if view is None:
+                    view = self.views["chars"] = self._late_view("chars")
+                scores = self._in_context(view.term_scores(chars), allowed, 0.0, config)
+                rankings[CHARS_PATH] = top_rows(
+                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                )
+                weights[CHARS_PATH] = dict(config.lexical)["words"]
+                path_scores[CHARS_PATH] = scores
         if config.use_vectors and query_vector is not None and self.has_vector.any():
             q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
             if q.shape[0] == self.dim:
@@ -479,11 +501,15 @@ class RecallIndex:
         self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
     ) -> np.ndarray:
         """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
-        ``floor`` (``_neighbours``). Only the rows above the floor lend anything, so past one comparison
-        over the pool the work follows them, not the pool (a query at 100k rows)."""
+        ``floor`` (``_neighbours``). Only rows with a neighbour and above the floor lend anything, so the
+        work follows the rows that have a neighbour (the raw turns), not the pool (a query at 100k)."""
         if config.context_weight <= 0 or scores.size < 2:
             return scores
-        lenders = np.flatnonzero(scores > floor)
+        sides, linked = self._neighbours(config)
+        if linked.size == 0:
+            return scores  # no row has a neighbour (facts, reflections: no known speakers)
+        # Only rows with a neighbour can lend: the pass is over them, not the pool.
+        lenders = linked[scores[linked] > floor]
         lenders = lenders[allowed[lenders]]
         if lenders.size == 0:
             return scores
@@ -492,7 +518,7 @@ class RecallIndex:
         raised = scores.copy()
         # Each side maps rows one to one (a row has one row before it), so no row is written twice by
         # one side; a row between two lenders takes the larger.
-        for side in self._neighbours(config):
+        for side in sides:
             target = side[lenders]
             keep = target >= 0
             keep[keep] &= allowed[target[keep]]
@@ -500,10 +526,11 @@ class RecallIndex:
             raised[target] = np.maximum(raised[target], scores[target] + weight * lift[keep])
         return raised
 
-    def _neighbours(self, config: RecallConfig) -> tuple[np.ndarray, np.ndarray]:
+    def _neighbours(self, config: RecallConfig) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
         (facts by primary key, raw turns by key and so by time), two of them neighbours when created
-        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers.
+        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers
+        (``Candidate.speaker``; rows whose speaker is not known get no reply context).
         By key, not by row, so an index that took changes has the neighbours a rebuilt one has. Kept
         until the rows change (the first query after a change sorts the live rows again)."""
         key = (len(self.alive), self.changed_rows, config.context_gap, config.context_replies)
@@ -518,14 +545,18 @@ class RecallIndex:
         a, b = seq[:-1], seq[1:]
         linked = (pools[a] == pools[b]) & (np.abs(created[b] - created[a]) <= int(config.context_gap * 1e6))
         if config.context_replies:
-            speakers = self.rows.entities.codes()
-            linked &= speakers[a] != speakers[b]
+            # A question and its answer: two turns whose speakers are known and differ. Never by
+            # ``entity``: it says whom a fact is about, and every fact of an original facts.json is
+            # about the master (the rule then paired nothing, or any two facts the other way round).
+            speakers = self.rows.speakers.codes()
+            unknown = self.rows.speakers.code_of(None)
+            linked &= (speakers[a] != speakers[b]) & (speakers[a] != unknown) & (speakers[b] != unknown)
         before = np.full(n, -1, dtype=np.int64)
         after = np.full(n, -1, dtype=np.int64)
         after[a[linked]] = b[linked]
         before[b[linked]] = a[linked]
-        self._links = (key, (before, after))
-        return before, after
+        self._links = (key, ((before, after), np.union1d(a[linked], b[linked])))
+        return self._links[1]
 
     def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
         """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``

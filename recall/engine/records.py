@@ -30,6 +30,10 @@ class Candidate:
     evidence_score: float = 0.0
     pool: str = ""  # the layer the row comes from (``facts.models.RECALL_POOL``…), for changes by key
     key: int | None = None  # its primary key in that pool: changes find the row by it, ties rank by it
+    # Who said the row in its conversation, when the row is a turn of one ("human" / "ai": a raw-log
+    # message's role): the reply context pairs a question with its answer by it. None: not known (a
+    # fact says whom it is about, ``entity``, not which turn it came from), so no reply context.
+    speaker: str | None = None
 
     def event_span(self) -> tuple[datetime, datetime] | None:
         """§4.5: [start, end]; one end alone stands for both; neither → created_at; else None."""

@@ -2,7 +2,7 @@
 group-chat compositions (``scoped``)."""
 
 from recall.services.query import RecallRequest, hit_row, recall_failed_body, recall_query
-from recall.services.raw_vectors import raw_turn_vectors_prune, raw_turn_vectors_write
+from recall.services.raw_vectors import raw_turn_vectors_prune, raw_turn_vectors_write, raw_turn_windows_write
 from recall.services.retention import RecallRetentionReport, recall_retention
 from recall.services.scoped import (
     ForgetEpochScope,
@@ -29,6 +29,7 @@ __all__ = [
     "hit_row",
     "raw_turn_vectors_prune",
     "raw_turn_vectors_write",
+    "raw_turn_windows_write",
     "recall_failed_body",
     "recall_query",
     "recall_retention",

@@ -24,7 +24,12 @@ from nekomem.characters.locks import lock_character_update, settle_lock_source, 
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_id_for, character_id_forget
 from nekomem.journal.registry import POST_TURN_OP
-from nekomem.journal.services import outbox_op_enqueue_on_commit, outbox_op_register, outbox_op_statement
+from nekomem.journal.services import (
+    outbox_op_enqueue_on_commit,
+    outbox_op_register,
+    outbox_op_statement,
+    raw_turns_written_on_commit,
+)
 from nekomem.statements import column, database, insert_select_sql, model_field
 from recent.messages import window_messages
 from recent.models import RawMessage, RecentMessage, RecentWindowState
@@ -79,6 +84,7 @@ def turn_write_orm(
     session_id = raw_log_append(character_id=character_id, messages=messages, timestamp=timezone.now())
     payload = _post_turn_payload(messages=messages, session_id=session_id, language=language)
     outbox_op_register(character_id=character_id, op_type=POST_TURN_OP, payload=payload)
+    raw_turns_written_on_commit(character_id=character_id)
 
 
 # A chat turn is a few messages; a history larger than this (an import through /cache, say) goes
@@ -129,6 +135,7 @@ def turn_write_statement(
         if found:
             if turn.op_id is not None:
                 outbox_op_enqueue_on_commit(op_id=turn.op_id)
+                raw_turns_written_on_commit(character_id=character_id)
             return character_id
         character_id_forget(name=name)
         if attempt == 0:

@@ -345,3 +345,9 @@ def test_a_starting_worker_loads_the_token_table_in_the_background() -> None:
 
     assert warmups._warm_ups["token-counter"] is textproc.token_counter_warm_up
     assert "token-counter" not in warmups._before_serving  # its ~2 s would hold the first requests
+
+
+def test_word_chars_are_single_han_and_hangul_characters_folded_to_simplified() -> None:
+    # Kana are particles or parts of words, never a word alone; names are stop words here too.
+    assert textproc.word_chars("我家的貓と개, cat 小雨", ["小雨"]) == ["我", "家", "的", "猫", "개"]
+    assert [t for t in ("猫", "개", "ね", "ab", "猫猫") if textproc.is_word_char(t)] == ["猫", "개"]

@@ -60,11 +60,24 @@ def import_facts(root: Path, name: str, facts: list[dict], archive: list[dict] |
 T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
 
 
+TURN_SPEAKERS = {"master": "human", "neko": "ai"}
+
+
 def turn(
-    i: int, text: str, *, entity: str, minutes: float, pool: str = "facts", vector: list[float] | None = None
+    i: int,
+    text: str,
+    *,
+    entity: str,
+    minutes: float,
+    pool: str = "facts",
+    vector: list[float] | None = None,
+    speaker: str | None = "",
 ) -> Candidate:
+    """A turn of a conversation, said by the master ("human") or the character ("ai") as ``entity``
+    says, unless ``speaker`` names another (None: a row that is not a turn of a known speaker)."""
     when = T0 + timedelta(minutes=minutes)
     return Candidate(
+        speaker=TURN_SPEAKERS.get(entity) if speaker == "" else speaker,
         id=f"t{i}",
         text=text,
         tier="fact",

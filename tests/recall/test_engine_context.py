@@ -103,3 +103,20 @@ def test_an_edited_turn_keeps_its_neighbours_as_a_rebuilt_index_has_them() -> No
     want = rebuilt.search("paint the lake at sunrise", config=LEXICAL)
     assert [h.candidate.id for h in got] == [h.candidate.id for h in want] == ["t1", "t2", "t3"]
     assert [h.score for h in got] == [h.score for h in want]
+
+
+def test_rows_of_different_entity_but_no_known_speaker_give_no_context() -> None:
+    # Facts say whom they are about, not which turn they came from: a fact about the master beside one
+    # about the character is not a question and its answer.
+    rows = conversation()
+    rows = [replace(rows[0], speaker=None), replace(rows[1], speaker=None), *rows[2:]]
+    assert [r.entity for r in rows[:2]] == ["master", "neko"]
+    assert ids(RecallIndex(rows), "paint the lake at sunrise") == ["t1", "t3"]
+
+
+def test_turns_of_one_entity_pair_by_their_speakers() -> None:
+    # An original facts.json says "master" of every row; the turns' own speakers still pair them.
+    rows = conversation()
+    rows = [replace(rows[0], entity="master"), replace(rows[1], entity="master"), *rows[2:]]
+    assert [r.speaker for r in rows[:2]] == ["human", "ai"]
+    assert ids(RecallIndex(rows), "paint the lake at sunrise") == ["t1", "t2", "t3"]

@@ -36,8 +36,11 @@ def raw_log():
         )
         for i, offset in enumerate(OFFSETS)
     ]
-    for row in (rows[1], rows[4]):
-        RawTurnVectorFactory.create(raw=row)
+    RawTurnVectorFactory.create(raw=rows[1])
+    # A turn that says when it happened: its window is read with it.
+    RawTurnVectorFactory.create(
+        raw=rows[4], event_start_at=START - timedelta(days=7), event_end_at=START - timedelta(days=6)
+    )
     RawMessageFactory.create(timestamp=START + timedelta(seconds=5))  # another character's: never read
     return character, rows
 
@@ -66,9 +69,13 @@ def test_new_raw_turns_read_as_the_orm_reads_them(raw_log, monkeypatch, chunk, a
     ]
     assert [pk for pk, *_ in read] == expected
     by_pk = {row.pk: row for row in rows}
-    for pk, message, timestamp, embedding, sha, model in read:
+    for pk, message, timestamp, embedding, sha, model, start, end in read:
         assert (message, timestamp) == (by_pk[pk].message, by_pk[pk].timestamp)
         assert timestamp.tzinfo is not None
+        dated = pk == rows[4].pk
+        assert (start, end) == (
+            (START - timedelta(days=7), START - timedelta(days=6)) if dated else (None, None)
+        )
         vectored = pk in (rows[1].pk, rows[4].pk)
         assert (model == "model-a") is vectored and bool(embedding) is vectored and bool(sha) is vectored
 
