@@ -348,26 +348,26 @@ def _markers(name: str) -> tuple[str, str]:
     return f"<!-- section {name}: begin -->", f"<!-- section {name}: end -->"
 
 
-def kept_sections() -> list[str]:
+def kept_sections(path: Path = RESULTS_FILE) -> list[str]:
     """The sections other benches wrote into the results file (``write_section``), markers included."""
-    if not RESULTS_FILE.is_file():
+    if not path.is_file():
         return []
-    text = RESULTS_FILE.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     pattern = r"<!-- section (\S+): begin -->.*?<!-- section \1: end -->"
     return [m.group(0) for m in re.finditer(pattern, text, flags=re.S)]
 
 
-def write_section(name: str, body: str) -> None:
+def write_section(name: str, body: str, *, path: Path = RESULTS_FILE) -> None:
     """Puts ``body`` into the results file as section ``name``: in place of its last one, or at the end."""
     begin, end = _markers(name)
     block = f"{begin}\n{body.strip()}\n{end}"
-    text = RESULTS_FILE.read_text(encoding="utf-8") if RESULTS_FILE.is_file() else "# Recall results\n"
+    text = path.read_text(encoding="utf-8") if path.is_file() else "# Recall results\n"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.S)
     text = (
         pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + f"\n\n{block}\n"
     )
-    RESULTS_FILE.write_text(text, encoding="utf-8")
-    print(f"wrote section {name} of {RESULTS_FILE.relative_to(ROOT)}")
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote section {name} of {path}")
 
 
 LANGUAGE_OF = {
