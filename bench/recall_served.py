@@ -16,6 +16,7 @@ over HTTP ``POST /query_memory`` (default configuration), twice:
   after a start, the index loaded from the saved snapshot).
 
 recall@8 as in ``bench/recall_eval.py``. On this shared machine the waits are noisy; recall is not.
+``--write-results`` puts the table into ``docs/recall-results.md`` (its own section, commit, date, command).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench import original_folder, shared_data  # noqa: E402
+from bench import original_folder, recall_misses, shared_data  # noqa: E402
 from tests.support.server_process import ServerProcess, http_call, provision_database  # noqa: E402
 
 
@@ -107,13 +108,44 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--vector-minutes", type=float, default=10.0, help="longest wait for the vectors")
+    parser.add_argument("--write-results", action="store_true", help="write the table into the results file")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nekomem-recall-served-"))
     rows = {}
     for set_name in args.sets:
         rows[set_name] = run_set(set_name, work, args.vector_minutes)
         print(f"{set_name}: {rows[set_name]}", flush=True)
+    with recall_misses.captured() as printed:
+        print_table(rows)
+    if args.write_results:
+        write_section(printed.getvalue(), args)
 
+
+def write_section(text: str, args: argparse.Namespace) -> None:
+    from datetime import UTC, datetime
+
+    commit = recall_misses._git("rev-parse", "--short", "HEAD")
+    dirty = recall_misses._git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs")
+    command = "NEKOMEM_SHARED_DATA=../shared/data .venv/bin/python bench/recall_served.py --write-results"
+    if list(args.sets) != list(shared_data.SETS):
+        command += " --sets " + " ".join(args.sets)
+    body = "\n".join(
+        [
+            "## Through the path a user takes: original folders imported into a running server, over HTTP",
+            "",
+            f"- commit: `{commit}`{' (with uncommitted changes)' if dirty else ''}",
+            f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            f"- command: `{command}`",
+            "",
+            "```text",
+            text.strip(),
+            "```",
+        ]
+    )
+    recall_misses.write_section("served", body)
+
+
+def print_table(rows: dict[str, dict[str, object]]) -> None:
     print("\nrecall@8 over HTTP on original memory folders imported into a running server (default config)\n")
     head = (
         f"{'set':<16} {'chars':>5} {'probes':>6} {'import s':>8} {'vectors':>16}"
