@@ -12,8 +12,8 @@ over HTTP ``POST /query_memory`` (default configuration), twice:
 
 - **first pass**: each character's first query is its first answer after the import (reported apart);
 - **warm pass**: the same probes again;
-- **after a restart**: the server restarted, each character's first probe asked again (its first query
-  after a start, the index loaded from the saved snapshot).
+- **after each of ``--restarts`` restarts**: each character's next probe asked first (its first query after
+  a start, the index loaded from the saved snapshot), compared with the same probe's warm answer.
 
 recall@8 as in ``bench/recall_eval.py``. On this shared machine the waits are noisy; recall is not.
 ``--write-results`` puts the table into ``docs/recall-results.md`` (its own section, commit, date, command).
@@ -50,7 +50,7 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def run_set(set_name: str, work: Path, vector_minutes: float) -> dict[str, object]:
+def run_set(set_name: str, work: Path, vector_minutes: float, restarts: int) -> dict[str, object]:
     root = work / "import" / set_name
     id_maps, probes = original_folder.write_original_dir(root, set_name)
     database = provision_database(work, postgres_url=None)
@@ -69,25 +69,25 @@ def run_set(set_name: str, work: Path, vector_minutes: float) -> dict[str, objec
                 break
             time.sleep(1.0)
         vectors = time.monotonic() - waited
-        first: list[float] = []
+        # Probe r of each character is its first query after the import (r = 0) or after restart r.
+        first: dict[tuple[str, int], float] = {}
         first_pass: list[float] = []
         for conv_id, conv_probes in probes.items():
             for i, probe in enumerate(conv_probes):
                 score = ask(server, conv_id, probe, id_maps[conv_id])
                 first_pass.append(score)
                 if i == 0:
-                    first.append(score)
-        warm_first: list[float] = []
-        warm: list[float] = []
+                    first[(conv_id, 0)] = score
+        warm: dict[tuple[str, int], float] = {}
         for conv_id, conv_probes in probes.items():
             for i, probe in enumerate(conv_probes):
-                score = ask(server, conv_id, probe, id_maps[conv_id])
-                warm.append(score)
-                if i == 0:
-                    warm_first.append(score)
-        server.stop()
-        server.start(ready_timeout=180)
-        restart = [ask(server, c, ps[0], id_maps[c]) for c, ps in probes.items() if ps]
+                warm[(conv_id, i)] = ask(server, conv_id, probe, id_maps[conv_id])
+        for restart in range(1, restarts + 1):
+            server.stop()
+            server.start(ready_timeout=180)
+            for conv_id, conv_probes in probes.items():
+                if restart < len(conv_probes):
+                    first[(conv_id, restart)] = ask(server, conv_id, conv_probes[restart], id_maps[conv_id])
     finally:
         server.stop()
         database.drop()
@@ -96,11 +96,13 @@ def run_set(set_name: str, work: Path, vector_minutes: float) -> dict[str, objec
         "probes": len(first_pass),
         "import": imported,
         "vectors": f"{done}/{total} in {vectors:.0f} s",
-        "first": mean(first),
-        "warm_first": mean(warm_first),
-        "restart": mean(restart),
+        "firsts": len(first),
+        "first": mean([first[k] for k in first if k[1] == 0]),
+        "restart": mean([first[k] for k in first if k[1] > 0]),
+        "all_first": mean(list(first.values())),
+        "warm_first": mean([warm[k] for k in first]),
         "first_pass": mean(first_pass),
-        "warm": mean(warm),
+        "warm": mean(list(warm.values())),
     }
 
 
@@ -108,12 +110,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--vector-minutes", type=float, default=10.0, help="longest wait for the vectors")
+    parser.add_argument(
+        "--restarts", type=int, default=3, help="restarts, each a new first query a character"
+    )
     parser.add_argument("--write-results", action="store_true", help="write the table into the results file")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nekomem-recall-served-"))
     rows = {}
     for set_name in args.sets:
-        rows[set_name] = run_set(set_name, work, args.vector_minutes)
+        rows[set_name] = run_set(set_name, work, args.vector_minutes, args.restarts)
         print(f"{set_name}: {rows[set_name]}", flush=True)
     with recall_misses.captured() as printed:
         print_table(rows)
@@ -147,27 +152,28 @@ def write_section(text: str, args: argparse.Namespace) -> None:
 
 def print_table(rows: dict[str, dict[str, object]]) -> None:
     print("\nrecall@8 over HTTP on original memory folders imported into a running server (default config)\n")
+    keys = ("first", "restart", "all_first", "warm_first", "first_pass", "warm")
     head = (
-        f"{'set':<16} {'chars':>5} {'probes':>6} {'import s':>8} {'vectors':>16}"
-        f" {'1st query':>9} {'same warm':>9} {'1st after restart':>17} {'1st pass':>8} {'warm':>6}"
+        f"{'set':<16} {'chars':>5} {'probes':>6} {'import s':>8} {'vectors':>16} {'firsts':>6}"
+        f" {'1st/import':>10} {'1st/restart':>11} {'all 1st':>7} {'same warm':>9} {'1st pass':>8} {'warm':>6}"
     )
     print(head)
     print("-" * len(head))
     for set_name, r in rows.items():
-        print(
-            f"{set_name:<16} {r['characters']:>5} {r['probes']:>6} {r['import']:>8.1f} {r['vectors']!s:>16}"
-            f" {r['first']:>9.3f} {r['warm_first']:>9.3f} {r['restart']:>17.3f}"
-            f" {r['first_pass']:>8.3f} {r['warm']:>6.3f}"
-        )
-    keys = ("first", "warm_first", "restart", "first_pass", "warm")
+        line = f"{set_name:<16} {r['characters']:>5} {r['probes']:>6} {float(r['import']):>8.1f}"  # type: ignore[arg-type]
+        line += f" {r['vectors']!s:>16} {r['firsts']:>6}"
+        widths = (10, 11, 7, 9, 8, 6)
+        line += "".join(f" {float(r[k]):>{w}.3f}" for k, w in zip(keys, widths, strict=True))  # type: ignore[arg-type]
+        print(line)
     means = {k: mean([float(r[k]) for r in rows.values()]) for k in keys}  # type: ignore[arg-type]
+    line = f"{'mean over sets':<16} {'':>5} {'':>6} {'':>8} {'':>16} {'':>6}"
+    line += "".join(f" {means[k]:>{w}.3f}" for k, w in zip(keys, (10, 11, 7, 9, 8, 6), strict=True))
+    print(line)
     print(
-        f"{'mean over sets':<16} {'':>5} {'':>6} {'':>8} {'':>16} {means['first']:>9.3f}"
-        f" {means['warm_first']:>9.3f} {means['restart']:>17.3f} {means['first_pass']:>8.3f}"
-        f" {means['warm']:>6.3f}"
+        "\n(firsts: first queries asked, one a character after the import (1st/import) and after each restart"
     )
-    print("\n(1st query: each character's first probe, its first answer after the import; same warm: those")
-    print(" probes asked again warm; 1st pass / warm: every probe, first time and again)")
+    print(" (1st/restart, a new probe each time); same warm: those probes asked warm; 1st pass / warm:")
+    print(" every probe, the first time after the import and again)")
 
 
 if __name__ == "__main__":
