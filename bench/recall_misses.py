@@ -338,9 +338,36 @@ def write_results(printed: str, *, sets: list[str]) -> None:
             "",
         ]
     )
+    kept = "".join(f"\n{block}\n" for block in kept_sections())
     RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS_FILE.write_text(text, encoding="utf-8")
+    RESULTS_FILE.write_text(text + kept, encoding="utf-8")
     print(f"wrote {RESULTS_FILE.relative_to(ROOT)}")
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- section {name}: begin -->", f"<!-- section {name}: end -->"
+
+
+def kept_sections(path: Path = RESULTS_FILE) -> list[str]:
+    """The sections other benches wrote into the results file (``write_section``), markers included."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    pattern = r"<!-- section (\S+): begin -->.*?<!-- section \1: end -->"
+    return [m.group(0) for m in re.finditer(pattern, text, flags=re.S)]
+
+
+def write_section(name: str, body: str, *, path: Path = RESULTS_FILE) -> None:
+    """Puts ``body`` into the results file as section ``name``: in place of its last one, or at the end."""
+    begin, end = _markers(name)
+    block = f"{begin}\n{body.strip()}\n{end}"
+    text = path.read_text(encoding="utf-8") if path.is_file() else "# Recall results\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.S)
+    text = (
+        pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + f"\n\n{block}\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote section {name} of {path}")
 
 
 LANGUAGE_OF = {
