@@ -70,7 +70,8 @@ async def memory_session(client: Client) -> dict[str, Any]:
 
 
 def check_session(seen: dict[str, Any]) -> None:
-    assert len(seen["tools"]) == 9 and {"remember", "recall", "forget_everything_about"} <= seen["tools"]
+    assert len(seen["tools"]) == 10
+    assert {"remember", "recall", "forget_everything_about", "query_public_knowledge"} <= seen["tools"]
     assert seen["sunrise"][0] in texts(EXCHANGES[0])
     assert "番茄炒蛋是经典的家常菜呢" in seen["context"]
     assert seen["after_update"][0] == "主人养了一只柴犬，名字叫豆豆"
