@@ -68,9 +68,14 @@ def knowledge_availability() -> dict[str, bool]:
     if not ready:
         return {"ready": False, "enabled": False, "tool_available": False}
     enabled = knowledge_store().enabled
+    # Two columns, read lazily until a usable pack turns up: model instances of every pack (and its
+    # version) cost ~30 ms an answer at the original's 200 packs.
+    serving = KnowledgePack.objects.filter(version__isnull=False, broken=False).order_by("pack_id")
     usable = any(
-        _serves(pack) and pack.version is not None and pack.version.entries_total > len(pack.disabled_titles)
-        for pack in knowledge_installed_packs()
+        entries > len(disabled or [])
+        for entries, disabled in serving.values_list("version__entries_total", "disabled_titles").iterator(
+            chunk_size=50
+        )
     )
     return {"ready": True, "enabled": enabled, "tool_available": enabled and usable}
 
