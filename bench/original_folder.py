@@ -22,6 +22,26 @@ from bench import recall_eval, shared_data
 RECENT_TURNS = 10
 
 
+def original_fact(*, fact_id: str, text: str, digest: str, when: datetime) -> dict[str, object]:
+    """One fact as the original's ``facts.json`` writes it: about the master, a user observation."""
+    return {
+        "id": fact_id,
+        "text": text,
+        "importance": 5,
+        "entity": "master",
+        "source": "user_observation",
+        "tags": [],
+        "hash": digest[:16],
+        "created_at": when.isoformat(),
+        "event_when_raw": None,
+        "event_start_at": when.isoformat(),
+        "event_end_at": None,
+        "schema_version": 2,
+        "absorbed": False,
+        "signal_processed": True,
+    }
+
+
 def conversations(set_name: str) -> dict[str, list[dict]]:
     convs: dict[str, list[dict]] = defaultdict(list)
     for turn in shared_data.turns(set_name):
@@ -48,24 +68,7 @@ def write_conversation(folder: Path, conv_id: str, rows: list[dict]) -> dict[str
         id_map[fact_id] = turn["turn_id"]
         id_map["text:" + text] = turn["turn_id"]
         id_map["text:" + turn["text"]] = turn["turn_id"]
-        facts.append(
-            {
-                "id": fact_id,
-                "text": text,
-                "importance": 5,
-                "entity": "master",
-                "source": "user_observation",
-                "tags": [],
-                "hash": digest[:16],
-                "created_at": when.isoformat(),
-                "event_when_raw": None,
-                "event_start_at": when.isoformat(),
-                "event_end_at": None,
-                "schema_version": 2,
-                "absorbed": False,
-                "signal_processed": True,
-            }
-        )
+        facts.append(original_fact(fact_id=fact_id, text=text, digest=digest, when=when))
     (folder / "facts.json").write_text(json.dumps(facts, ensure_ascii=False), encoding="utf-8")
     db = sqlite3.connect(folder / "time_indexed.db")
     db.execute(

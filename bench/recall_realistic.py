@@ -44,6 +44,7 @@ from urllib.parse import quote
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench.original_folder import original_fact  # noqa: E402
 from bench.recall_speed import percentile, questions  # noqa: E402
 from tests.support.dataset import SETS, turns  # noqa: E402
 from tests.support.server_process import ServerProcess, provision_database  # noqa: E402
@@ -114,22 +115,9 @@ def write_directory(root: Path, *, facts: int, raw: int, uncovered: int) -> None
         when = T0 + timedelta(minutes=i)
         digest = hashlib.sha256(f"{i}\0{text}".encode()).hexdigest()
         entries.append(
-            {
-                "id": f"fact_{when:%Y%m%d%H%M%S}_{digest[:8]}",
-                "text": text,
-                "importance": 5,
-                "entity": "master",
-                "source": "user_observation",
-                "tags": [],
-                "hash": digest[:16],
-                "created_at": when.isoformat(),
-                "event_when_raw": None,
-                "event_start_at": when.isoformat(),
-                "event_end_at": None,
-                "schema_version": 2,
-                "absorbed": False,
-                "signal_processed": True,
-            }
+            original_fact(
+                fact_id=f"fact_{when:%Y%m%d%H%M%S}_{digest[:8]}", text=text, digest=digest, when=when
+            )
         )
     (folder / "facts.json").write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
     db = sqlite3.connect(folder / "time_indexed.db")
