@@ -15,8 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from nekomem.identity.selectors import entity_accounts, entity_of, identity_scope, trust_profile
-from nekomem.identity.services import (
+from groupchat.identity.selectors import entity_accounts, entity_of, identity_scope, trust_profile
+from groupchat.identity.services import (
     LinkLimit,
     UnknownIdentity,
     account_bind,
@@ -26,13 +26,13 @@ from nekomem.identity.services import (
     legacy_barrier_waive,
     legacy_profiles_import,
 )
-from nekomem.identity.trust import (
+from groupchat.identity.trust import (
     LEGACY_IMPORT_CHUNK_MAX,
     normalize_account_id,
     normalize_platform,
     valid_source,
 )
-from recall.services.identity import (
+from groupchat.services.identity import (
     identity_entity_forget,
     identity_reconcile_from_facts,
     identity_stranded_rows,

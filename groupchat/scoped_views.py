@@ -24,12 +24,8 @@ from facts.services import (
     facts_scoped_extract_batch,
     facts_scoped_store,
 )
-from nekomem.characters.models import Character
-from nekomem.characters.selectors import character_get
-from nekomem.characters.services import character_get_or_create
-from nekomem.http import HistoryParseError, validated_name
-from nekomem.identity.services import speaker_trust_record, speaker_trust_resolve
-from nekomem.identity.trust import (
+from groupchat.identity.services import speaker_trust_record, speaker_trust_resolve
+from groupchat.identity.trust import (
     TRUST_FIELDS,
     TrustFieldError,
     TrustInput,
@@ -37,9 +33,8 @@ from nekomem.identity.trust import (
     outcomes_combined,
     trust_input_parse,
 )
-from nekomem.subjects import SUBJECTS_MAX, Subject, SubjectError, subject_parse
-from recall.selectors import forget_epochs_read, scoped_subjects_list
-from recall.services import (
+from groupchat.selectors import forget_epochs_read, scoped_subjects_list
+from groupchat.services import (
     ForgetEpochScope,
     KeyReused,
     scoped_context_render,
@@ -52,6 +47,11 @@ from recall.services import (
     subject_forget_generation,
     subject_record_touch,
 )
+from nekomem.characters.models import Character
+from nekomem.characters.selectors import character_get
+from nekomem.characters.services import character_get_or_create
+from nekomem.http import HistoryParseError, validated_name
+from nekomem.subjects import SUBJECTS_MAX, Subject, SubjectError, subject_parse
 from recent.selectors import history_message_text, parse_history
 
 logger = logging.getLogger(__name__)

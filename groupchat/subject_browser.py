@@ -11,10 +11,10 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from groupchat.services import scoped_forget
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404, redirect_back
 from nekomem.subjects import KEY_MAX, SUBJECT_KINDS, Subject
-from recall.services import scoped_forget
 
 logger = logging.getLogger(__name__)
 

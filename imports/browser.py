@@ -13,19 +13,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from nekomem.browser.access import browser_page
-from nekomem.browser.layer_views import character_or_404
-from nekomem.llm import LLMUnavailable
-from recall.services.external_import import (
+from imports.services.external_import import (
     SOURCE_FORMATS,
     ImportBadInput,
     ImportTooLarge,
     external_markdown_import,
     import_request_parse,
 )
-from recall.services.markdown_workspace import workspace_read
+from imports.services.markdown_workspace import workspace_read
+from nekomem.browser.access import browser_page
+from nekomem.browser.layer_views import character_or_404
+from nekomem.llm import LLMUnavailable
 
-TEMPLATE = "browser/recall/import.html"
+TEMPLATE = "browser/imports/import.html"
 
 
 def _preview(request: HttpRequest, context: dict[str, Any]) -> None:

@@ -6,15 +6,15 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from nekomem.characters.names import InvalidCharacterName
-from nekomem.characters.services import CharacterReleaseInProgress
-from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
-from recall.services.external_import import (
+from imports.services.external_import import (
     ImportBadInput,
     ImportTooLarge,
     external_markdown_import,
     import_request_parse,
 )
+from nekomem.characters.names import InvalidCharacterName
+from nekomem.characters.services import CharacterReleaseInProgress
+from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
 
 
 @csrf_exempt

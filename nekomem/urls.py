@@ -32,6 +32,8 @@ urlpatterns = [
     path("", include("nekomem.characters.urls")),
     path("", include("recent.urls")),
     path("", include("recall.urls")),
+    path("", include("groupchat.urls")),
+    path("", include("imports.urls")),
     path("", include("reflections.urls")),
     path("", include("persona.urls")),
     path("", include("knowledge.urls")),
@@ -45,6 +47,8 @@ urlpatterns = [
     path("browse/<str:name>/", include("reflections.browser_urls")),
     path("browse/<str:name>/", include("persona.browser_urls")),
     path("browse/<str:name>/", include("recall.browser_urls")),
+    path("browse/<str:name>/", include("groupchat.browser_urls")),
+    path("browse/<str:name>/", include("imports.browser_urls")),
     path("browse/<str:name>/", include("nekomem.journal.browser_urls")),
 ]
 

@@ -52,10 +52,6 @@ class RecallConfig(AppConfig):
         register_layer_page(
             LayerPage(slug="recall", title="回忆 Recall", url_name="browser-recall", order=50)
         )
-        from nekomem.browser.subjects import register_subject_lister
-        from recall.selectors import subjects_browse
-
-        register_subject_lister(subjects_browse)
 
         register_schedule(
             ScheduleSpec(
@@ -75,13 +71,5 @@ class RecallConfig(AppConfig):
                     "embed missing or stale vectors (facts, then uncovered raw turns);"
                     " then queue cosine > 0.85 fact pairs"
                 ),
-            )
-        )
-        register_schedule(
-            ScheduleSpec(
-                name="scoped-write-keys-prune",
-                func="recall.tasks.scoped_write_keys_prune_task",
-                minutes=24 * 60,
-                description="forget group-chat idempotency keys older than a year",
             )
         )

@@ -122,9 +122,3 @@ def _enqueue_next_tick() -> None:
 def recall_retention_tick() -> dict[str, int]:
     report = recall_retention()
     return {"fact_vectors": report.fact_vectors, "snapshots": report.snapshots}
-
-
-def scoped_write_keys_prune_task() -> int:
-    from recall.services import scoped_write_keys_prune
-
-    return scoped_write_keys_prune()

@@ -5,6 +5,7 @@ relate to one companion. Accounts (``<platform>:<actor>``) belong to one entity 
 entity links at most 8 accounts per platform. Each account keeps its server-derived trust source,
 its legacy adjustment and its activity, counted once per event id.
 
-This is a kernel package: it knows no layer. The routes that also reach a layer's rows (forgetting
-an entity, reconciling from facts, stranded rows) live in ``recall`` and call these services.
+A sub-app of ``groupchat`` that keeps its own app label (``identity``), so its migrations and tables
+are those it always had. It knows no layer: what also reaches a layer's rows (forgetting an entity,
+reconciling from facts, stranded rows) is in ``groupchat.services.identity``.
 """

@@ -1,5 +1,5 @@
 """The speaker-trust ledger in the admin: written only by the identity and trust routes and the
-scoped writes (``nekomem.identity.services``), so every page is read-only."""
+scoped writes (``groupchat.identity.services``), so every page is read-only."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from groupchat.identity.models import Account, ActivityEvent, Entity, TrustBarrier
 from nekomem.admin import ServiceWrittenAdmin
-from nekomem.identity.models import Account, ActivityEvent, Entity, TrustBarrier
 
 
 class AccountInline(admin.TabularInline):

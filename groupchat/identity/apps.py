@@ -2,11 +2,11 @@ from django.apps import AppConfig
 
 
 class IdentityConfig(AppConfig):
-    name = "nekomem.identity"
+    name = "groupchat.identity"
     label = "identity"
     verbose_name = "Speaker identity and trust"
 
     def ready(self) -> None:
-        from nekomem.identity import portability
+        from groupchat.identity import portability
 
         portability.register()

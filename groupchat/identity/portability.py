@@ -16,8 +16,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.identity.models import Account, ActivityEvent, Entity, TrustBarrier
-from nekomem.identity.trust import TIERS, account_platform, normalize_account_id, normalize_platform
+from groupchat.identity.models import Account, ActivityEvent, Entity, TrustBarrier
+from groupchat.identity.trust import TIERS, account_platform, normalize_account_id, normalize_platform
 from nekomem.portability import (
     ImportResult,
     MalformedFile,

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from nekomem.identity.models import Account, Entity, TrustBarrier
-from nekomem.identity.trust import LEGACY_BARRIERS, account_platform, effective_trust
+from groupchat.identity.models import Account, Entity, TrustBarrier
+from groupchat.identity.trust import LEGACY_BARRIERS, account_platform, effective_trust
 
 
 def barrier_status(platform: str) -> str:

@@ -12,10 +12,9 @@ from django.db import DatabaseError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from nekomem.characters.locks import lock_rows
-from nekomem.identity.models import Account, ActivityEvent, Entity, TrustBarrier
-from nekomem.identity.selectors import barrier_pending, entity_accounts
-from nekomem.identity.trust import (
+from groupchat.identity.models import Account, ActivityEvent, Entity, TrustBarrier
+from groupchat.identity.selectors import barrier_pending, entity_accounts
+from groupchat.identity.trust import (
     GATED_LEGACY,
     LINKED_ACCOUNTS_MAX,
     TrustInput,
@@ -25,6 +24,7 @@ from nekomem.identity.trust import (
     effective_trust,
     normalize_account_id,
 )
+from nekomem.characters.locks import lock_rows
 
 logger = logging.getLogger(__name__)
 

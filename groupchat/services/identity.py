@@ -1,19 +1,19 @@
 """Identity administration that reaches a layer's rows (reference §1.6): forgetting an entity in every
 character, reconciling the ledger from stored facts, and the rows an unbind leaves behind. The
-ledger itself is the kernel's (``nekomem.identity``)."""
+ledger itself is ``groupchat.identity``'s."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from facts.selectors import fact_speaker_ids, facts_spoken_by_count
+from groupchat.identity.selectors import entity_accounts
+from groupchat.identity.services import accounts_reconcile, entity_forget
+from groupchat.identity.trust import account_platform
+from groupchat.models import SubjectRecord
+from groupchat.services.scoped import scoped_forget
 from nekomem.characters.selectors import character_list
-from nekomem.identity.selectors import entity_accounts
-from nekomem.identity.services import accounts_reconcile, entity_forget
-from nekomem.identity.trust import account_platform
 from nekomem.subjects import Subject
-from recall.models import SubjectRecord
-from recall.services.scoped import scoped_forget
 
 
 def _account_subjects(*, character_id: int, account_id: str) -> list[Subject]:

@@ -15,12 +15,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from facts.services import facts_subject_forget
+from groupchat.identity.selectors import linked_accounts
+from groupchat.identity.trust import normalize_account_id
+from groupchat.models import ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_forgotten, memory_forgotten_apply
-from nekomem.identity.selectors import linked_accounts
-from nekomem.identity.trust import normalize_account_id
 from nekomem.language.codes import supported_language
 from nekomem.subjects import Subject
 from nekomem.textproc import count_tokens
@@ -31,7 +32,6 @@ from persona.selectors import (
     scoped_section_header,
 )
 from persona.services import persona_mentions_record, persona_subject_display_name_set, persona_subject_forget
-from recall.models import ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
 from reflections.models import Reflection
 from reflections.selectors import reflections_of_subjects
 from reflections.services import reflections_subject_forget

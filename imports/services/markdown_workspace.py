@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from recall.services.external_import import CANDIDATE_TEXT_MAX, CANDIDATES_MAX, ImportBadInput
+from imports.services.external_import import CANDIDATE_TEXT_MAX, CANDIDATES_MAX, ImportBadInput
 
 DAILY_NOTES_MAX = 45
 # A workspace file larger than this is not a memory file (a log, an export): it is skipped with a warning.

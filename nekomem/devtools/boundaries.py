@@ -40,7 +40,13 @@ KERNEL = "nekomem"
 LAYERS = ("recall", "persona", "reflections", "facts", "recent")
 PUBLIC_MODULES = frozenset({"models", "services", "selectors", "api"})
 # Apps beside the layers: what each may read of which layer (beyond its public modules).
-APPS_APART: dict[str, dict[str, frozenset[str]]] = {"knowledge": {"recall": frozenset({"engine"})}}
+APPS_APART: dict[str, dict[str, frozenset[str]]] = {
+    "knowledge": {"recall": frozenset({"engine"})},
+    # Group chat: above the layers, beside recall; it reads and writes subjects' rows through them.
+    "groupchat": {layer: frozenset() for layer in ("persona", "reflections", "facts", "recent")},
+    # Imports from elsewhere write persona statements and facts through their services.
+    "imports": {"persona": frozenset(), "facts": frozenset()},
+}
 LOCKS_MODULE = "nekomem/characters/locks.py"
 LOCK_CALLS = frozenset({"select_for_update"})
 LOCK_SQL = re.compile(r"\bpg_(?:try_)?advisory\w*|\bBEGIN\s+IMMEDIATE\b", re.IGNORECASE)

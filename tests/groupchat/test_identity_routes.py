@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from facts.models import Fact
-from nekomem.identity.models import Account, ActivityEvent, Entity
-from tests.recall.test_scoped_routes import post, store
+from groupchat.identity.models import Account, ActivityEvent, Entity
+from tests.groupchat.test_scoped_routes import post, store
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 
 from facts.models import Fact
 from tests.conftest import history
-from tests.recall.test_scoped_routes import ALICE, GROUP, post
+from tests.groupchat.test_scoped_routes import ALICE, GROUP, post
 from tests.support.llm_server import error, json_content
 
 pytestmark = pytest.mark.django_db

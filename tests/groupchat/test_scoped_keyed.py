@@ -10,12 +10,12 @@ from django.test import Client
 from django.utils import timezone
 
 from facts.models import Fact
+from groupchat.models import ScopedWriteKey
+from groupchat.services import scoped_write_key_begin, scoped_write_key_journal, scoped_write_keys_prune
 from nekomem.characters.models import Character
-from recall.models import ScopedWriteKey
-from recall.services import scoped_write_key_begin, scoped_write_key_journal, scoped_write_keys_prune
 from tests.conftest import history
-from tests.recall.test_scoped_history import facts_reply
-from tests.recall.test_scoped_routes import ALICE, post
+from tests.groupchat.test_scoped_history import facts_reply
+from tests.groupchat.test_scoped_routes import ALICE, post
 from tests.support.llm_server import error
 
 pytestmark = pytest.mark.django_db
@@ -140,7 +140,7 @@ def test_a_staged_keyed_write_is_listed_and_forgotten_with_its_subject(internal_
 
 
 def keyed_batch(key: str = "b-1") -> dict[str, Any]:
-    from tests.recall.test_scoped_history import BOB
+    from tests.groupchat.test_scoped_history import BOB
 
     return {
         "segments": [
@@ -153,7 +153,7 @@ def keyed_batch(key: str = "b-1") -> dict[str, Any]:
 
 
 def test_a_keyed_batch_journals_the_one_generation_and_a_retry_reuses_it(internal_client, llm_server) -> None:
-    from tests.recall.test_scoped_history import batch_reply
+    from tests.groupchat.test_scoped_history import batch_reply
 
     llm_server.script(batch_reply((1, ["Alice 下周去东京"]), (2, ["Bob 喜欢下棋"])))
     first = post(internal_client, "scoped_history", keyed_batch()).json()
@@ -170,7 +170,7 @@ def test_a_keyed_batch_journals_the_one_generation_and_a_retry_reuses_it(interna
 def test_a_keyed_batch_with_a_skipped_segment_fails_whole_and_stays_pending(
     internal_client, llm_server
 ) -> None:
-    from tests.recall.test_scoped_history import batch_reply
+    from tests.groupchat.test_scoped_history import batch_reply
 
     llm_server.script(
         batch_reply((1, ["Alice 下周去东京"])), batch_reply((1, ["Alice 下周去东京"]), (2, ["Bob 喜欢下棋"]))

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from facts.models import Fact
-from nekomem.identity.models import Account, ActivityEvent
-from recall.models import ScopedWriteKey
+from groupchat.identity.models import Account, ActivityEvent
+from groupchat.models import ScopedWriteKey
 from tests.conftest import history
-from tests.identity.support import ledger_refuses_writes
-from tests.recall.test_scoped_history import batch_reply, facts_reply
-from tests.recall.test_scoped_routes import ALICE, post
+from tests.groupchat.identity.support import ledger_refuses_writes
+from tests.groupchat.test_scoped_history import batch_reply, facts_reply
+from tests.groupchat.test_scoped_routes import ALICE, post
 
 pytestmark = pytest.mark.django_db
 ALICE_KEY = "group_participant:qq:7788:1001"

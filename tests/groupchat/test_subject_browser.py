@@ -19,8 +19,8 @@ from nekomem.characters.models import Character
 from persona.models import PersonaCorrection, PersonaEntry
 from reflections.models import Reflection
 from tests.characters.factories import CharacterFactory
+from tests.groupchat.test_scoped_routes import ALICE, BOB, store
 from tests.persona.factories import make_entry
-from tests.recall.test_scoped_routes import ALICE, BOB, store
 from tests.reflections.factories import make_reflection
 
 pytestmark = pytest.mark.django_db

@@ -22,8 +22,8 @@ from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_promote_tick
 from reflections.models import Reflection
 from reflections.services import reflections_subjects_synthesize
+from tests.groupchat.test_scoped_routes import post, store
 from tests.persona.factories import make_entry
-from tests.recall.test_scoped_routes import post, store
 from tests.reflections.test_synthesis import synthesis_reply
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from facts.models import Fact
+from imports.services.markdown_workspace import markdown_lines, workspace_read
 from persona.models import PersonaEntry
-from recall.services.markdown_workspace import markdown_lines, workspace_read
 from tests.support.llm_server import error, json_content
 
 pytestmark = pytest.mark.django_db

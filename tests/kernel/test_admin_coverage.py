@@ -55,15 +55,16 @@ OUR_MODELS = sorted((model for app in OUR_APPS for model in app.get_models()), k
 
 
 def _factories() -> dict[type[models.Model], type[factory.django.DjangoModelFactory]]:
-    """Every factory under ``tests/<app>/factories.py``, by its model."""
+    """Every factory under ``tests/<app>/factories.py`` (or a sub-app's, ``tests/<app>/<sub>/``), by
+    its model."""
     found: dict[type[models.Model], type[factory.django.DjangoModelFactory]] = {}
-    for module_info in pkgutil.iter_modules(tests.__path__):
-        if not module_info.ispkg:
+    for module_info in pkgutil.walk_packages(tests.__path__, "tests."):
+        if not module_info.ispkg or module_info.name.count(".") > 2:
             continue
         try:
-            module = importlib.import_module(f"tests.{module_info.name}.factories")
+            module = importlib.import_module(f"{module_info.name}.factories")
         except ModuleNotFoundError as exc:
-            if exc.name != f"tests.{module_info.name}.factories":
+            if exc.name != f"{module_info.name}.factories":
                 raise
             continue
         for value in vars(module).values():

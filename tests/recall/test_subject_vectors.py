@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from groupchat.services import scoped_forget
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import get_embedder
@@ -17,7 +18,7 @@ from nekomem.runtime.status import vector_coverage
 from nekomem.subjects import subject_parse
 from persona.models import PersonaEntry
 from recall.backfill import characters_needing_vectors, embedding_backfill
-from recall.services import RecallRequest, recall_query, scoped_forget
+from recall.services import RecallRequest, recall_query
 from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
 from tests.persona.factories import make_entry

@@ -11,12 +11,12 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import ScopedFact, facts_scoped_store
+from groupchat.services import scoped_context_render
 from nekomem.journal.models import Job
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from nekomem.subjects import subject_parse
 from persona.models import PersonaEntry
 from persona.services import persona_promote_tick
-from recall.services import scoped_context_render
 from reflections.models import Reflection
 from reflections.services import reflection_synthesize, reflections_subjects_synthesize
 from reflections.services.records import reflection_id_for

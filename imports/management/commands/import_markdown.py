@@ -7,15 +7,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from nekomem.runtime.state import storage_writer
-from recall.services.external_import import (
+from imports.services.external_import import (
     SOURCE_FORMATS,
     ImportBadInput,
     ImportTooLarge,
     external_markdown_import,
     import_request_parse,
 )
-from recall.services.markdown_workspace import workspace_read
+from imports.services.markdown_workspace import workspace_read
+from nekomem.runtime.state import storage_writer
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from __future__ import annotations
 import factory
 from django.utils import timezone
 
-from nekomem.identity.models import Account, ActivityEvent, Entity, TrustBarrier
+from groupchat.identity.models import Account, ActivityEvent, Entity, TrustBarrier
 
 
 class EntityFactory(factory.django.DjangoModelFactory[Entity]):

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from nekomem.identity.models import Account, ActivityEvent, Entity, TrustBarrier
-from nekomem.identity.selectors import trust_profile
-from nekomem.identity.services import (
+from groupchat.identity.models import Account, ActivityEvent, Entity, TrustBarrier
+from groupchat.identity.selectors import trust_profile
+from groupchat.identity.services import (
     account_bind,
     account_ensure,
     legacy_barrier_waive,
     legacy_profiles_import,
     speaker_trust_apply,
 )
-from nekomem.identity.trust import trust_input_parse
+from groupchat.identity.trust import trust_input_parse
 from nekomem.portability import memory_export_root, memory_import_root
 from tests.characters.factories import CharacterFactory
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nekomem.identity.trust import (
+from groupchat.identity.trust import (
     ACTIVITY_MAX_BONUS,
     MAX_REPORTED_BASE,
     TrustFieldError,
