@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from facts.services import facts_subject_forget
+from facts.services import ScopedFact, ScopedStored, facts_scoped_store, facts_subject_forget
 from groupchat.identity.selectors import linked_accounts
 from groupchat.identity.trust import normalize_account_id
 from groupchat.models import ScopedWriteKey, SubjectForgetEpoch, SubjectRecord
@@ -72,6 +72,22 @@ def subject_record_touch(
         persona_subject_display_name_set(
             character_id=character_id, subject=subject, display_name=display_name
         )
+
+
+def scoped_facts_write(
+    *,
+    character_id: int,
+    subject: Subject,
+    facts: list[ScopedFact],
+    display_name: str | None,
+    language: str | None,
+) -> ScopedStored:
+    """``scoped_facts``: the caller's own facts about a subject, stored as they are, and the subject noted."""
+    stored = facts_scoped_store(character_id=character_id, subject=subject, facts=facts)
+    subject_record_touch(
+        character_id=character_id, subject=subject, display_name=display_name, language=language
+    )
+    return stored
 
 
 def _context_language(*, character: Character, subjects: list[Subject], language: str | None) -> str:

@@ -142,7 +142,7 @@ def character_footprint(*, character_id: int) -> CharacterFootprint:
     )
 
 
-_ORDER = ("recent", "facts", "reflections", "persona", "recall", "journal")
+_ORDER = ("recent", "facts", "reflections", "persona", "recall", "groupchat", "journal")
 
 
 def _layer_order(label: str) -> tuple[int, str]:
