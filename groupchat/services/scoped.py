@@ -1,7 +1,7 @@
 """Group chat (reference §1.6): the scoped routes' compositions over every layer's subject rows.
 
 Each layer stores and forgets its own subject rows (``facts_scoped_store``, ``*_subject_forget``);
-recall composes what spans layers: the context of a group reply, mentions, forgetting a subject
+group chat composes what spans layers: the context of a group reply, mentions, forgetting a subject
 with its tombstone, and the subject registry (locale, display name, last write).
 """
 
