@@ -142,13 +142,6 @@ def extraction_cursor(*, character_id: int) -> ExtractionCursor | None:
     return ExtractionCursor.objects.filter(character_id=character_id).first()
 
 
-def facts_of_subjects(*, character_id: int, subject_keys: list[str]) -> QuerySet[Fact]:
-    """A group-chat subject's facts (active and archived); the default manager never returns them."""
-    return Fact.with_subjects.filter(character_id=character_id, subject_key__in=subject_keys).order_by(
-        "created_at", "pk"
-    )
-
-
 def fact_subject_counts(*, character_id: int) -> dict[str, dict[str, Any]]:
     """Per subject key: active and archived fact counts and the newest write."""
     rows = (

@@ -167,7 +167,9 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "nekomem.browser.context.browser_frame",
-            ]
+            ],
+            # ``|local_time`` in every template: the browser shell's times in the reader's zone.
+            "builtins": ["nekomem.browser.templatetags.local_time"],
         },
     }
 ]

@@ -356,10 +356,6 @@ def recall_pools(*, character_id: int, space: VectorSpace | None) -> Iterator[Ca
         yield from reader(character_id=character_id, space=space)
 
 
-def character_by_name(*, name: str) -> Character | None:
-    return Character.objects.filter(name=name).first()
-
-
 @dataclass(frozen=True)
 class RecallCharacter:
     pk: int

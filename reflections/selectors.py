@@ -82,15 +82,6 @@ def reflection_get(*, character_id: int, reflection_id: str, subject_key: str = 
     ).first()
 
 
-def reflections_active(*, character_id: int) -> list[Reflection]:
-    """Pending and confirmed reflections, oldest first (what context, recall and Stage 2 read)."""
-    return list(
-        Reflection.objects.filter(character_id=character_id, status__in=ACTIVE_STATUSES).order_by(
-            "created_at", "pk"
-        )
-    )
-
-
 def reflections_in_file(*, character_id: int) -> QuerySet[Reflection]:
     """``reflections.json``: everything not moved into an archive shard, in insertion order; the
     file carries group-chat subjects' reflections too."""
@@ -172,15 +163,6 @@ def absorbed_fact_vectors(
         if vector is not None:
             out.append((fact_id, text, vector))
     return out
-
-
-def characters_with_reflections() -> list[int]:
-    return list(
-        Reflection.objects.filter(status__in=ACTIVE_STATUSES)
-        .values_list("character_id", flat=True)
-        .distinct()
-        .order_by("character_id")
-    )
 
 
 FUNNEL_BUCKETS = (

@@ -10,7 +10,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from nekomem.characters.language import language_arrival_stamp, language_choice_update, stored_language
+from nekomem.characters.language import language_choice_update, stored_language
 from nekomem.characters.locks import lock_character, settled_transaction
 from nekomem.characters.models import Character, CharacterRelease, MemoryChange
 from nekomem.characters.names import validate_character_name
@@ -79,13 +79,6 @@ def character_id_forget(*, name: str | None = None) -> None:
         _ids_by_name.clear()
     else:
         _ids_by_name.pop(name, None)
-
-
-def character_touch(*, character_id: int, language: str | None = None, order: int | None = None) -> None:
-    """Refresh the activity clock (and remember an explicit locale in arrival order) with one UPDATE."""
-    fields: dict[str, object] = {"last_activity_at": timezone.now()}
-    fields.update(language_choice_update(language=language, order=order or language_arrival_stamp()))
-    Character.objects.filter(pk=character_id).update(**fields)
 
 
 def character_memory_changed(

@@ -83,14 +83,6 @@ def characters_file_state() -> FileState | None:
     return watch.state() if watch is not None else None
 
 
-def install_characters() -> InstallCharacters | None:
-    """The last good reading of ``characters.json`` (None: standalone, or no good copy yet)."""
-    state = characters_file_state()
-    if state is None or state.data is None:
-        return None
-    return parse_characters(state.data)
-
-
 def stored_card(install: InstallCharacters, name: str) -> dict[str, Any]:
     card: dict[str, Any] = character_card(install, name)
     if card:

@@ -85,12 +85,6 @@ def token_cache_refresh(entry: PersonaEntry) -> bool:
     return True
 
 
-def entry_tokens(entry: PersonaEntry) -> int:
-    """The cached count when valid; otherwise counted now (the caller may persist it)."""
-    token_cache_refresh(entry)
-    return entry.token_count or 0
-
-
 def version_pushed(history: list[dict[str, Any]], *, text: str, now: datetime, reason: str) -> list[Any]:
     """``history`` plus the replaced ``text``, newest last, at most five items."""
     item = {"text": text, "replaced_at": iso_local(now), "reason": reason, "source_fact_id": None}

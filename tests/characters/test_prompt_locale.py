@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -19,6 +18,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_language_offer
 from tests.characters.factories import CharacterFactory
+from tests.support.waits import WRITER_TURN_WAIT, LockWaitProbe
 
 pytestmark = pytest.mark.django_db
 
@@ -87,7 +87,10 @@ def test_of_two_concurrent_puts_the_older_one_finishing_late_gets_the_superseded
     character = CharacterFactory.create(name="小天")
     answers: list = []
 
+    waiting = LockWaitProbe(WRITER_TURN_WAIT)
+
     def older_put() -> None:
+        waiting.install()
         try:
             answers.append(_put(client, "小天", "ja"))
         finally:
@@ -98,7 +101,7 @@ def test_of_two_concurrent_puts_the_older_one_finishing_late_gets_the_superseded
         lock_character(character.pk)
         older = threading.Thread(target=older_put)
         older.start()
-        time.sleep(0.5)
+        assert waiting.wait(), "the older PUT never reached the character's row"
         assert not answers, "the older PUT must be waiting for the character's row"
         # The newer PUT arrives later and is served first (on the connection that holds the row).
         newer = _put(client, "小天", "ko")

@@ -18,6 +18,7 @@ from django.db import OperationalError, connection, connections, transaction
 from nekomem.characters.locks import WriterTurnTimeout, sqlite_writer_turn, sqlite_writer_turn_release
 from nekomem.characters.models import Character
 from tests.characters.factories import CharacterFactory
+from tests.support.waits import WRITER_TURN_WAIT, LockWaitProbe
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="the writer turn is the embedded default's (SQLite)"
@@ -73,7 +74,10 @@ def test_a_second_writer_waits_for_the_turn_not_for_sqlites_lock():
             holding.set()
             release.wait(timeout=30)
 
+    refused = LockWaitProbe(WRITER_TURN_WAIT)
+
     def second_writer() -> None:
+        refused.install()
         # No busy handler: had this writer reached BEGIN IMMEDIATE while the first one held the
         # database, SQLite would refuse it at once ("database is locked").
         with connection.cursor() as cursor:
@@ -85,8 +89,8 @@ def test_a_second_writer_waits_for_the_turn_not_for_sqlites_lock():
     assert holding.wait(timeout=10)
     assert not _turn_is_free()
     second, second_failures = _in_thread(second_writer)
-    time.sleep(0.3)  # long enough for the second writer to reach its BEGIN, were it not queued
-    assert second.is_alive(), "the second writer did not wait for the first one's turn"
+    assert refused.wait(), "the second writer was never refused the turn while the first one held it"
+    assert second.is_alive() and not second_failures, "the second writer did not wait for the turn"
     release.set()
     first.join(timeout=10)
     second.join(timeout=10)

@@ -85,6 +85,23 @@ def _settled_snapshot(memory: Path) -> dict[str, tuple[int, int]]:
 _CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+\s*(秒|分钟|小时|天)")
 
 
+def _last_pass_at(port: int) -> str | None:
+    return http_call(port, "GET", "/api/v1/status/").json()["install"]["last_pass_at"]
+
+
+def _wait_for_two_passes(port: int) -> None:
+    """Until the folder writer has finished two more passes (``install.last_pass_at`` moved twice)."""
+    seen = [_last_pass_at(port)]
+
+    def moved_twice() -> bool:
+        latest = _last_pass_at(port)
+        if latest != seen[-1]:
+            seen.append(latest)
+        return len(seen) >= 3
+
+    _wait_for(moved_twice, seconds=30)
+
+
 def _dialog(port: int, name: str) -> list[str]:
     response = http_call(port, "GET", f"/new_dialog/{name}")
     assert response.status == 200, response.text
@@ -131,7 +148,7 @@ def test_install_folder_first_start_live_views_restart_and_cloud_save_round_trip
         before = _settled_snapshot(memory)
         server.stop()
         server.start(ready_timeout=120)
-        time.sleep(5)  # two passes of the writer
+        _wait_for_two_passes(server.port)
         assert _snapshot(memory) == before
         log = server.log_path.read_text(errors="replace").rsplit("memory server on http://", 1)[-1]
         assert "install migration" not in log and "took in" not in log

@@ -24,9 +24,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 CHARACTER = "小满"
 TOKEN = "e2e-storage-block-secret"
-# Long enough that a tick, an op, a job or a folder pass (every 2 s) that slipped through would have
-# written by then: the issue's own figure.
-QUIET_SECONDS = 30.0
+# How long the work written while blocked may take to reach the cluster and be turned away.
+REFUSED_WITHIN_SECONDS = 120.0
 
 # Written while blocked, as a restore would (commands are not background writers): eleven turns
 # with their post-turn ops (extraction: powerful memory is off), a compression the window is due
@@ -62,6 +61,34 @@ for model in apps.get_models():
     rows = sorted(repr(row) for row in model._default_manager.order_by().values_list())
     digest[model._meta.label] = [len(rows), hashlib.sha256("\\n".join(rows).encode()).hexdigest()]
 print(json.dumps(digest))
+"""
+
+# The work due while blocked and what the cluster has done with it: every pending job's and every
+# schedule's task answered ``storage_blocked``, and the broker holds no task (the outbox ops' tasks keep
+# no result, so their sign is that the cluster took them: on the ORM broker a task leaves the queue
+# only once it has run, on Redis once a worker has taken it).
+REFUSED = """
+import ast, json
+from django_q.brokers import get_broker
+from django_q.models import Schedule, Task
+from nekomem.journal.jobs import JOB_TASK
+from nekomem.journal.models import Job
+from nekomem.runtime.tasks import SCHEDULED_TICK
+blocked = "storage_blocked"
+schedules = Schedule.objects.filter(name__startswith="nekomem:")
+broker = get_broker()
+print(json.dumps({
+    "due": {
+        "jobs": sorted(Job.objects.filter(status="pending").values_list("pk", flat=True)),
+        "ticks": sorted(ast.literal_eval(args) for args in schedules.values_list("args", flat=True)),
+        "queued": 0,
+    },
+    "refused": {
+        "jobs": sorted({t.args[0] for t in Task.objects.filter(func=JOB_TASK) if t.result == blocked}),
+        "ticks": sorted({t.args[0] for t in Task.objects.filter(func=SCHEDULED_TICK) if t.result == blocked}),
+        "queued": broker.queue_size() + (broker.lock_size() or 0),
+    },
+}))
 """
 
 # What ran after continue, and the gate's answers to the ticks that reached the cluster meanwhile.
@@ -168,7 +195,12 @@ def test_while_blocked_no_background_work_writes_and_after_continue_it_all_runs(
         time.sleep(1)
     blocked = shell(server, PROGRESS)
     assert "storage_blocked" in blocked["ticks"], server.log_tail()
-    time.sleep(QUIET_SECONDS)
+    # The job and every schedule's tick reach the cluster and are turned away, and the ops' tasks are
+    # taken; only then can nothing having been written mean that the gate held.
+    deadline = time.monotonic() + REFUSED_WITHIN_SECONDS
+    while (work := shell(server, REFUSED))["refused"] != work["due"] and time.monotonic() < deadline:
+        time.sleep(1)
+    assert work["refused"] == work["due"], (work, server.log_tail())
     assert shell(server, SNAPSHOT) == before
     assert folder_files(install / "memory") == files_before
     assert llm_server.requests == []

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from recall import index_cache
+from tests.support.waits import CallProbe
 
 
 def switches_of(tid: int) -> int:
@@ -17,10 +18,12 @@ def switches_of(tid: int) -> int:
     )
 
 
-def wait_in_background(limit: float) -> tuple[threading.Thread, dict]:
+def wait_in_background(limit: float, probe: CallProbe | None = None) -> tuple[threading.Thread, dict]:
     seen: dict = {}
 
     def fill() -> None:
+        if probe is not None:
+            probe.install()
         tid = threading.get_native_id()
         before, started = switches_of(tid), time.monotonic()
         index_cache._give_way(limit=limit)
@@ -32,16 +35,17 @@ def wait_in_background(limit: float) -> tuple[threading.Thread, dict]:
 
 
 def test_the_fill_goes_on_once_the_last_query_in_flight_has_its_answer() -> None:
+    parked = CallProbe("wait")  # threading.Condition.wait: the fill sleeps until told
     with index_cache.answering():
         with index_cache.answering():
-            thread, seen = wait_in_background(limit=10)
-            time.sleep(0.3)
-        time.sleep(0.1)  # one query still in flight
-        assert thread.is_alive()
+            thread, seen = wait_in_background(limit=10, probe=parked)
+            assert parked.wait(), "the fill never went to sleep"
+        # One query still in flight: the first one's answer must not wake the fill.
+        assert thread.is_alive() and not seen
     thread.join(2)
     assert not thread.is_alive()
-    assert 0.35 <= seen["waited"] < 2  # not the 10 s limit
-    # Asleep all along: a poll every 2 ms would have woken it ~200 times.
+    assert seen["waited"] < 2  # woken by the last answer, not by the 10 s limit
+    # Asleep all along: a poll every 2 ms would wake it at every poll.
     assert seen["wake_ups"] < 20, seen
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from django.db import connection
@@ -11,6 +10,7 @@ from django.db import connection
 from nekomem.characters.locks import settle_lock, wait_for_settled
 from nekomem.characters.models import Character
 from tests.characters.factories import CharacterFactory
+from tests.support.waits import SETTLE_LOCK_WAIT, LockWaitProbe
 
 
 @pytest.mark.django_db(transaction=True)
@@ -98,8 +98,15 @@ def test_the_character_is_read_once_the_settle_in_flight_has_committed():
     holder = _in_thread(settle_in_flight)
     assert holding.wait(timeout=10)
     seen: list[Character | None] = []
-    reader = _in_thread(lambda: seen.append(wait_for_settled("Mel")))
-    time.sleep(0.3)
+    waiting = LockWaitProbe(SETTLE_LOCK_WAIT)
+
+    def read() -> None:
+        waiting.install()
+        seen.append(wait_for_settled("Mel"))
+
+    reader = _in_thread(read)
+    assert waiting.wait(), "the reader never reached the settle lock"
+    assert not seen, "the reader must wait for the settle in flight"
     release.set()
     holder.join(timeout=10)
     reader.join(timeout=10)
