@@ -16,7 +16,6 @@ from nekomem.wire_schema import (
     operation,
     register,
 )
-from recall import wire_schema_groupchat, wire_schema_imports  # noqa: F401 (they register on import)
 
 COMPONENTS: dict[str, Json] = {
     "RecallRequest": {

@@ -1,7 +1,4 @@
-"""The group-chat, identity and trust routes (reference §1.6) in the OpenAPI schema.
-
-They are served from ``recall/urls.py`` today and described here apart, so this module moves with
-their views into the group-chat app."""
+"""The group chat routes in the OpenAPI schema: scoped, trust and identity."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The external Markdown import route in the OpenAPI schema (moves with the import's views)."""
+"""The external Markdown import route in the OpenAPI schema."""
 
 from __future__ import annotations
 
