@@ -9,6 +9,8 @@ original memory folder carries it (``original_folder.py``: ``facts.json`` as the
 fact about ``master``; the raw log; ``recent.json``). Every probe is asked through ``POST /query_memory``
 (Django test client) under the default and, for each mechanism that is a ``RecallConfig`` switch, its "off"
 configuration and the values of its parameter on a small grid (registered in this process only).
+``--layout raw`` imports each conversation as its raw log alone (``recall_eval.write_raw_dir``): a live
+chat before any extraction, the only pool whose rows know their speakers (what the reply context pairs).
 
 The set's conversations are split into ``--folds`` folds (by a hash of the conversation id; a set with fewer
 conversations than folds is split by probe instead, and labelled so). For every fold in turn a mechanism's
@@ -33,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +102,24 @@ def register_configs() -> tuple[list[str], dict[str, str], dict[tuple[str, Any],
             grid[(m.key, value)] = name
             names.append(name)
     return names, off, grid
+
+
+def raw_turn_maps(set_name: str, convs: list[str]) -> tuple[dict[str, dict[str, str]], dict[str, list[dict]]]:
+    """For the raw layout (``recall_eval.write_raw_dir``: each conversation its raw log only, as a live
+    chat stands before any extraction, every turn with its speaker's role): {character: {raw row id:
+    turn id}} (the turn id is kept in the row's session id) and the probes under those character names."""
+    from recent.models import RawMessage
+
+    id_maps: dict[str, dict[str, str]] = {}
+    for conv_id in convs:
+        name = f"{conv_id}_raw"
+        rows = RawMessage.objects.filter(character__name=name).values_list("pk", "session_id")
+        id_maps[name] = {f"raw_{pk}": session for pk, session in rows}
+    probes: dict[str, list[dict]] = defaultdict(list)
+    for probe in shared_data.probes(set_name):
+        if probe["evidence_turn_ids"] and probe["conv_id"] in convs:
+            probes[f"{probe['conv_id']}_raw"].append(probe)
+    return id_maps, probes
 
 
 def fold_of(key: str, k: int) -> int:
@@ -182,9 +203,13 @@ def run(args: argparse.Namespace) -> str:
         root = work / args.layout / set_name
         if args.layout == "original":
             id_maps, probes = original_folder.write_original_dir(root, set_name)
+        elif args.layout == "raw":
+            id_maps, probes = {c: {} for c in recall_eval.write_raw_dir(root, set_name)}, {}
         else:
             id_maps, probes = recall_eval.write_neko_dir(root, set_name)
         call_command("import_memory", str(root), stdout=open(os.devnull, "w"))  # noqa: SIM115
+        if args.layout == "raw":
+            id_maps, probes = raw_turn_maps(set_name, list(id_maps))
         for conv_id in id_maps:
             embedding_backfill(character_id=Character.objects.get(name=conv_id).pk, queue_pairs=False)
         scores: dict[tuple[str, str], dict[str, float]] = {}
@@ -361,7 +386,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--folds", type=int, default=3)
-    parser.add_argument("--layout", choices=("bench", "original"), default="bench")
+    parser.add_argument("--layout", choices=("bench", "original", "raw"), default="bench")
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     parser.add_argument("--speed", action="store_true", help="add recall_speed.py's latency per mechanism")
     parser.add_argument("--speed-size", type=int, default=100_000)
