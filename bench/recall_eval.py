@@ -60,8 +60,8 @@ VARIANT_ROWS = [
     ("nekomem-slots3", "  rejected: 3 guaranteed cosine slots"),
     ("nekomem-floor-list", "  rejected: min-max over each path's list"),
     ("nekomem-no-context", "  before #36: no context, feedback, q-words"),
-    ("nekomem-no-feedback", "  without the feedback terms (RM3)"),
-    ("nekomem-question-words", "  question words kept in the query"),
+    ("nekomem-feedback", "  with the feedback terms (RM3; off, #50)"),
+    ("nekomem-question-words-out", "  question words taken out (off, #50)"),
     ("nekomem-ctx-any", "  rejected: context from any neighbour"),
     ("nekomem-pp50", "  50 candidates a path (no change)"),
 ]

@@ -9,11 +9,14 @@ original memory folder carries it (``original_folder.py``: ``facts.json`` as the
 fact about ``master``; the raw log; ``recent.json``). Every probe is asked through ``POST /query_memory``
 (Django test client) under the default and, for each mechanism that is a ``RecallConfig`` switch, its "off"
 configuration and the values of its parameter on a small grid (registered in this process only).
+``--layout raw`` imports each conversation as its raw log alone (``recall_eval.write_raw_dir``): a live
+chat before any extraction, the only pool whose rows know their speakers (what the reply context pairs).
 
 The set's conversations are split into ``--folds`` folds (by a hash of the conversation id; a set with fewer
 conversations than folds is split by probe instead, and labelled so). For every fold in turn a mechanism's
-held-back gain is recall@8 on that fold with the mechanism on minus off: "as shipped" with the default's
-value, "tuned" with the grid value that did best on the other folds. The table gives each set's mean and
+held-back gain is recall@8 on that fold with the mechanism on minus off: with the default's value (a
+mechanism the default has off is switched on with its ``on`` fields), and "tuned" with the grid value
+that did best on the other folds. The table gives each set's mean and
 spread (sample standard deviation over folds, and the range) and the mean over sets. ``--speed`` adds the
 ``/query_memory`` p50/p95 at 100k facts of each "off" configuration against the default
 (``bench/recall_speed.py --configs``, on this shared machine a noisy number).
@@ -33,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,12 +53,27 @@ class Mechanism:
     off: dict[str, Any]  # the fields that switch it off
     param: str | None = None  # the tuned field, if any
     grid: tuple[Any, ...] = ()
+    # The fields that switch it on, for a mechanism the default has off (measured all the same: what it
+    # would buy is why it is off).
+    on: tuple[tuple[str, Any], ...] = ()
 
 
 MECHANISMS = (
     Mechanism("context", "reply context", {"context_weight": 0.0}, "context_weight", (0.4, 0.8, 1.2)),
-    Mechanism("feedback", "feedback terms (RM3)", {"feedback_docs": 0}, "feedback_weight", (0.3, 0.5, 0.8)),
-    Mechanism("qwords", "question words out of the query", {"question_words_out": False}),
+    Mechanism(
+        "feedback",
+        "feedback terms (RM3)",
+        {"feedback_docs": 0},
+        "feedback_weight",
+        (0.3, 0.5, 0.8),
+        on=(("feedback_docs", 3),),
+    ),
+    Mechanism(
+        "qwords",
+        "question words out of the query",
+        {"question_words_out": False},
+        on=(("question_words_out", True),),
+    ),
     Mechanism("when", "when-question bonus", {"when_bonus": 0.0}, "when_bonus", (0.15, 0.3, 0.6)),
     Mechanism(
         "vectors", "vector path (weight)", {"use_vectors": False}, "vector_weight", (0.6, 0.8, 1.0, 1.2)
@@ -67,23 +86,30 @@ MECHANISMS = (
 FUSED_PROFILE = "fused-muse-minilm"
 
 
-def register_configs() -> tuple[list[str], dict[str, str], dict[tuple[str, Any], str]]:
-    """Adds the off and grid configurations of every mechanism to ``CONFIGS`` (this process only).
+def register_configs() -> tuple[list[str], dict[str, str], dict[str, str], dict[tuple[str, Any], str]]:
+    """Adds the on, off and grid configurations of every mechanism to ``CONFIGS`` (this process only).
 
-    Returns every configuration name to ask, {mechanism: off name}, {(mechanism, value): name}; a mechanism
-    whose fields the engine does not have is left out."""
+    Returns every configuration name to ask, {mechanism: on name}, {mechanism: off name}, {(mechanism,
+    value): name}; a mechanism whose fields the engine does not have is left out."""
     from recall.engine.configs import CONFIGS, DEFAULT
 
     fields = {f.name for f in dataclasses.fields(DEFAULT)}
     names = [DEFAULT.name]
+    on: dict[str, str] = {}
     off: dict[str, str] = {}
     grid: dict[tuple[str, Any], str] = {}
     for m in MECHANISMS:
         if not m.off:
             continue
-        if not set(m.off) <= fields or (m.param and m.param not in fields):
+        if not set(m.off) | dict(m.on).keys() <= fields or (m.param and m.param not in fields):
             print(f"warning: {m.label}: no such RecallConfig field, skipped", file=sys.stderr)
             continue
+        base = dataclasses.replace(DEFAULT, **dict(m.on))
+        on[m.key] = DEFAULT.name
+        if base != DEFAULT:
+            on[m.key] = f"folds-{m.key}-on"
+            CONFIGS[on[m.key]] = dataclasses.replace(base, name=on[m.key])
+            names.append(on[m.key])
         name = f"folds-{m.key}-off"
         CONFIGS[name] = dataclasses.replace(DEFAULT, name=name, **m.off)
         off[m.key] = name
@@ -91,14 +117,32 @@ def register_configs() -> tuple[list[str], dict[str, str], dict[tuple[str, Any],
         for value in m.grid:
             if m.param is None:
                 continue
-            if getattr(DEFAULT, m.param) == value:
-                grid[(m.key, value)] = DEFAULT.name
+            if getattr(base, m.param) == value:
+                grid[(m.key, value)] = on[m.key]
                 continue
             name = f"folds-{m.key}-{value}"
-            CONFIGS[name] = dataclasses.replace(DEFAULT, name=name, **{m.param: value})
+            CONFIGS[name] = dataclasses.replace(base, name=name, **{m.param: value})
             grid[(m.key, value)] = name
             names.append(name)
-    return names, off, grid
+    return names, on, off, grid
+
+
+def raw_turn_maps(set_name: str, convs: list[str]) -> tuple[dict[str, dict[str, str]], dict[str, list[dict]]]:
+    """For the raw layout (``recall_eval.write_raw_dir``: each conversation its raw log only, as a live
+    chat stands before any extraction, every turn with its speaker's role): {character: {raw row id:
+    turn id}} (the turn id is kept in the row's session id) and the probes under those character names."""
+    from recent.models import RawMessage
+
+    id_maps: dict[str, dict[str, str]] = {}
+    for conv_id in convs:
+        name = f"{conv_id}_raw"
+        rows = RawMessage.objects.filter(character__name=name).values_list("pk", "session_id")
+        id_maps[name] = {f"raw_{pk}": session for pk, session in rows}
+    probes: dict[str, list[dict]] = defaultdict(list)
+    for probe in shared_data.probes(set_name):
+        if probe["evidence_turn_ids"] and probe["conv_id"] in convs:
+            probes[f"{probe['conv_id']}_raw"].append(probe)
+    return id_maps, probes
 
 
 def fold_of(key: str, k: int) -> int:
@@ -172,7 +216,7 @@ def run(args: argparse.Namespace) -> str:
     settings.RECALL_BUILD_WAIT_SECONDS = None  # as in recall_eval: every query ranks with every vector
     call_command("migrate", verbosity=0)
     assert startup_run(), "runtime did not start"
-    names, off, grid = register_configs()
+    names, on_names, off, grid = register_configs()
     if args.only_default:
         names = [names[0]]
     client = Client(HTTP_HOST="127.0.0.1")
@@ -182,9 +226,13 @@ def run(args: argparse.Namespace) -> str:
         root = work / args.layout / set_name
         if args.layout == "original":
             id_maps, probes = original_folder.write_original_dir(root, set_name)
+        elif args.layout == "raw":
+            id_maps, probes = {c: {} for c in recall_eval.write_raw_dir(root, set_name)}, {}
         else:
             id_maps, probes = recall_eval.write_neko_dir(root, set_name)
         call_command("import_memory", str(root), stdout=open(os.devnull, "w"))  # noqa: SIM115
+        if args.layout == "raw":
+            id_maps, probes = raw_turn_maps(set_name, list(id_maps))
         for conv_id in id_maps:
             embedding_backfill(character_id=Character.objects.get(name=conv_id).pk, queue_pairs=False)
         scores: dict[tuple[str, str], dict[str, float]] = {}
@@ -243,17 +291,19 @@ def run(args: argparse.Namespace) -> str:
         m_grid = {v: grid[(m.key, v)] for v in m.grid if (m.key, v) in grid}
         lines.append("")
         title = f"{m.label}: off = {', '.join(f'{k}={v}' for k, v in m.off.items()) or 'default profile'}"
+        if m.on:
+            title += f"; on = {', '.join(f'{k}={v}' for k, v in m.on)} (off by default)"
         if m.param:
             title += f"; tuned: {m.param} in {list(m.grid)}"
         lines.append(title)
-        head = f"  {'set':<16} {'folds':>9} {'gain as shipped':>38}"
+        head = f"  {'set':<16} {'folds':>9} {'gain, on − off':>38}"
         if m_grid:
             head += f" {'gain tuned on other folds':>38}  chosen"
         lines.append(head)
         shipped_means, tuned_means = [], []
         for set_name, scores in per_set.items():
             folds, how, _ = split[set_name]
-            on, off_name = ("fused-profile", "nekomem") if m.key == "fused" else ("nekomem", off[m.key])
+            on, off_name = ("fused-profile", "nekomem") if m.key == "fused" else (on_names[m.key], off[m.key])
             shipped, tuned, chosen = fold_gains(scores, folds, args.folds, on, off_name, m_grid)
             shipped_means.append(mean(shipped))
             line = f"  {set_name:<16} {f'{len(shipped)} {how[:4]}':>9} {spread(shipped):>38}"
@@ -293,8 +343,9 @@ def speed_columns(off: dict[str, str], args: argparse.Namespace) -> dict[str, st
     process (it serves named configurations only, so the off rows are the named variants nearest to them)."""
     from recall.engine.configs import CONFIGS
 
-    named = {"context": "nekomem-no-context", "feedback": "nekomem-no-feedback", "when": "nekomem-no-when"}
-    named |= {"qwords": "nekomem-question-words", "vectors": "bm25-nekomem", "fused": "nekomem-muse"}
+    # The default's counterpart for each mechanism: off where the default has it on, on where it is off.
+    named = {"context": "nekomem-no-context", "feedback": "nekomem-feedback", "when": "nekomem-no-when"}
+    named |= {"qwords": "nekomem-question-words-out", "vectors": "bm25-nekomem", "fused": "nekomem-muse"}
     configs = ["default", *sorted({v for k, v in named.items() if k in off and v in CONFIGS})]
     command = [
         sys.executable,
@@ -312,7 +363,7 @@ def speed_columns(off: dict[str, str], args: argparse.Namespace) -> dict[str, st
     base = rows.get("default") or rows.get("nekomem")
     for key, name in named.items():
         if name in rows and base:
-            found[key] = f"p50 / p95 {base} on (default) vs {rows[name]} off ({name})"
+            found[key] = f"p50 / p95 {base} default vs {rows[name]} ({name})"
     return found
 
 
@@ -361,7 +412,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(shared_data.SETS), choices=shared_data.SETS)
     parser.add_argument("--folds", type=int, default=3)
-    parser.add_argument("--layout", choices=("bench", "original"), default="bench")
+    parser.add_argument("--layout", choices=("bench", "original", "raw"), default="bench")
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     parser.add_argument("--speed", action="store_true", help="add recall_speed.py's latency per mechanism")
     parser.add_argument("--speed-size", type=int, default=100_000)

@@ -19,7 +19,7 @@ import time
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from nekomem.embeddings import get_embedder
+from nekomem.embeddings import embedder_within, get_embedder, vector_space
 from nekomem.runtime.state import StorageBlocked, storage_writer
 from nekomem.timewindows import find_time_expression
 from recall import index_cache
@@ -98,7 +98,14 @@ def _embed(character_id: int) -> None:
 def _embed_now(character_id: int, started: float) -> None:
     try:
         dated = raw_turn_windows_read(character_id=character_id)
-        embedder = get_embedder() if settings.EMBEDDINGS_ENABLED else None
+        embedder = embedder_within(0.0)  # starts the load if nothing has yet
+        if embedder is None and vector_space() is not None:
+            # The worker is still loading the model (its first seconds after a start): the windows read
+            # so far are findable now, not once the model is in.
+            if dated:
+                index_cache.recall_index_refresh(character_id=character_id)
+                dated = 0
+            embedder = get_embedder()
         embedded = 0
         if embedder is not None:
             embedded, _ = raw_turns_embed(

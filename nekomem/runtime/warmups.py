@@ -38,6 +38,20 @@ def _run_each(warm_ups: dict[str, Callable[[], object]]) -> float:
     return time.monotonic() - started
 
 
+def start_model_load() -> None:
+    """Start loading the embedding model on a thread of its own, and return at once."""
+    from nekomem.embeddings import embedder_within
+
+    embedder_within(0.0)
+
+
+def urlconf_warm_up() -> None:
+    """Import the URLconf (every layer's views), which Django otherwise does inside the first request."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - the import is the point
+
+
 def warm_ups_before_serving() -> None:
     """Run every ``before_serving`` warm-up now, in turn; a failing one is logged and skipped."""
     logger.info("warm-ups before serving done in %.2fs", _run_each(_before_serving))

@@ -71,15 +71,15 @@ DEFAULT = RecallConfig(
     cosine_threshold=0.15,  # MUSE cosines run lower than the original model's (0.3 drops true hits)
     fusion="score",
     when_bonus=0.3,
-    # 0.5–1.0 gave LoCoMo 0.713–0.728 (from 0.632) and moved no other set by more than a probe; the
-    # MADial sets (memories, one speaker) are untouched by construction (``context_replies``).
+    # Held back (bench/recall_folds.py, docs/recall-results.md): raw turns +0.037 (LoCoMo +0.114 in
+    # every fold); facts have no known speakers, so it never fires on them and costs them nothing.
     context_weight=0.8,
-    # Three rows, ten terms: anywhere in 3–5 rows and 0.3–1.0 gave LoCoMo +0.01–0.02 and no set lower.
-    feedback_docs=3,
+    # Off (issue 50): the feedback terms (feedback_docs=3) and the question words taken out of the query
+    # bought nothing held back beyond the spread of the folds (+0.002 and +0.000 on original folders,
+    # +0.005 and −0.005 on raw turns) and cost a second fusion pass / a regex on every query.
+    feedback_docs=0,
     feedback_weight=0.5,
-    # Moved single probes both ways on the development sets (mean −0.007, mb-cn −1 probe); kept because
-    # without it the reply context spread "什麼" matches through the zh-TW set (1.000 → 0.933).
-    question_words_out=True,
+    question_words_out=False,
 )
 
 # Weights of each model's cosine in a fused space, by the query's language; the models a language does
@@ -142,8 +142,9 @@ VARIANTS = (
     ),
     replace(DEFAULT, name="nekomem-ctx-any", context_replies=False),
     replace(DEFAULT, name="nekomem-pp50", per_path=50),
-    replace(DEFAULT, name="nekomem-no-feedback", feedback_docs=0),
-    replace(DEFAULT, name="nekomem-question-words", question_words_out=False),
+    # The two mechanisms switched off by default (issue 50), on.
+    replace(DEFAULT, name="nekomem-feedback", feedback_docs=3),
+    replace(DEFAULT, name="nekomem-question-words-out", question_words_out=True),
 )
 CONFIGS: dict[str, RecallConfig] = {
     c.name: c for c in (DEFAULT, ORIGINAL, BM25_ONLY, BM25_NEKOMEM, VECTORS_ONLY, *VARIANTS)

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from bench import original_folder, recall_misses
-from bench.recall_folds import assign_folds, fold_gains
+from bench.recall_folds import assign_folds, fold_gains, register_configs
 from facts.models import Fact
 from recent.models import RawMessage, RecentMessage
 
@@ -83,3 +83,15 @@ def test_results_file_keeps_every_bench_section(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert "second" in text and "first" not in text and "other" in text
     assert len(recall_misses.kept_sections(path)) == 2
+
+
+def test_a_mechanism_off_by_default_is_measured_switched_on() -> None:
+    from recall.engine.configs import CONFIGS, DEFAULT
+
+    names, on, off, grid = register_configs()
+    assert DEFAULT.feedback_docs == 0  # off by default (issue 50)...
+    assert on["feedback"] != DEFAULT.name and CONFIGS[on["feedback"]].feedback_docs > 0  # ...measured on
+    assert CONFIGS[off["feedback"]].feedback_docs == 0
+    assert CONFIGS[grid[("feedback", 0.8)]].feedback_docs > 0  # its weight tuned with it on
+    assert on["when"] == DEFAULT.name and CONFIGS[off["when"]].when_bonus == 0.0
+    assert set(on.values()) | set(off.values()) <= set(names)

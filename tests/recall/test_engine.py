@@ -151,8 +151,8 @@ def test_vectors_off_is_bm25_only() -> None:
     index = RecallIndex([cand(1, "green tea"), cand(2, "black coffee")])
     hits = index.search("tea", config=DEFAULT, query_vector=None)
     assert [h.candidate.id for h in hits] == ["f1"]
-    # Both lexical views, and the feedback pass over the first row's own terms; no cosine path.
-    assert set(hits[0].paths) == {"bm25:words", "bm25:original", "bm25:feedback"}
+    # Both lexical views (the feedback terms are off by default since issue 50); no cosine path.
+    assert set(hits[0].paths) == {"bm25:words", "bm25:original"}
 
 
 def test_large_pools_use_coarse_then_exact_cosine(monkeypatch) -> None:

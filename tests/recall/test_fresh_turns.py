@@ -68,3 +68,27 @@ def test_a_cached_turn_is_found_by_meaning_once_its_vector_is_in(client, post_hi
     paths = explained(client, "cat knocked over a vase")  # no word in common: found by its vector
     assert "cosine" in paths.get(said, {}), paths
     assert time.monotonic() - started < 2.0 * SLOW_MACHINE
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(RECALL_EMBED_TURNS_ON_ARRIVAL=True, RECALL_BUILD_WAIT_SECONDS=5)
+def test_a_turn_cached_while_the_worker_still_loads_the_model(client, post_history) -> None:
+    """The first seconds after a start: no model in this process yet. /cache does not wait for it, the
+    turn is found at once by a short query, and the thread loads the model itself and stores the turn's
+    vector (found by meaning from then on: the test above)."""
+    require_muse()
+    from nekomem.embeddings import state
+    from recall.models import RawTurnVector
+
+    post_history("cache", NAME, ("human", "你好"), ("ai", "你好呀"))
+    assert turn_vectors_idle(timeout=60)
+    state.reset_for_tests()  # a worker that has just started: nothing loaded
+    index_cache.clear()
+    said = "我家的猫今天打翻了花瓶"
+    assert post_history("cache", NAME, ("human", said), ("ai", "哎呀")).status_code == 200
+    assert said in found(client, "猫")  # at once: the raw log, not the vector
+    assert turn_vectors_idle(timeout=60)
+    assert state.status()["state"] == "ready"
+    stored = RawTurnVector.objects.filter(character__name=NAME)
+    assert stored.count() == 4  # both /cache calls' turns, each with its vector
+    assert all(v.embedding and v.embedding_model_id == state.status()["model_id"] for v in stored)

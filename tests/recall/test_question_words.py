@@ -40,7 +40,8 @@ def test_a_question_word_no_longer_finds_the_other_questions() -> None:
         *(turn(10 + i, f"天氣很好 {i}", entity="neko", minutes=20_000 * (i + 1)) for i in range(8)),
     ]
     index = RecallIndex(rows)
-    lexical = replace(DEFAULT, name="test-question-words", use_vectors=False)
+    # Off by default since issue 50 (nothing bought held back); the mechanism is a configuration's switch.
+    lexical = replace(DEFAULT, name="test-question-words", use_vectors=False, question_words_out=True)
     kept = replace(lexical, name="test-question-words-kept", question_words_out=False)
     # Kept, "什麼" ranks the interview question (and, by the reply context, its answer) with the cat's.
     assert {"t1", "t2"} <= {h.candidate.id for h in index.search("貓咪生了什麼病？", config=kept)}

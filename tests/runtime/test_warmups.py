@@ -1,0 +1,38 @@
+"""What a server process does before it serves: it starts the model load and imports the URLconf, so
+neither is paid inside the first requests after a start (bench/recall_freshness.py)."""
+
+from __future__ import annotations
+
+import sys
+
+from django.urls import clear_url_caches, get_resolver
+
+from nekomem import embeddings
+from nekomem.embeddings import state
+from nekomem.runtime import warmups
+from tests.recall.support import require_muse
+
+
+def test_the_model_load_starts_first_and_the_urlconf_is_imported_before_serving() -> None:
+    order = list(warmups._before_serving)
+    assert order[:2] == ["embedding-model", "urlconf"]
+    assert order.index("urlconf") < order.index("recall-saved-indexes")
+    clear_url_caches()
+    assert "url_patterns" not in get_resolver().__dict__  # imported lazily, by the first request
+    warmups.urlconf_warm_up()
+    assert "url_patterns" in get_resolver().__dict__
+    assert "recall.views" in sys.modules
+
+
+def test_starting_the_model_load_does_not_wait_for_it() -> None:
+    require_muse()
+    embeddings.reset_for_tests()
+    try:
+        warmups.start_model_load()
+        service = state._service(None)
+        loader = service._loader
+        assert loader is not None  # loading on a thread of its own: the warm-up returned before it ends
+        loader.join(timeout=120)
+        assert service.state is state.EmbeddingState.READY
+    finally:
+        embeddings.reset_for_tests()
