@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from knowledge.install.selectors import knowledge_folder_problem
 from knowledge.models import (
     ImportState,
     IndexBatch,
@@ -192,7 +193,8 @@ def knowledge_status() -> dict[str, Any]:
     availability = knowledge_availability()
     status: dict[str, Any] = {
         "state": "ready" if availability["ready"] else "starting",
-        "error_code": "",
+        # The store keeps serving what it holds; its folder is what cannot be read.
+        "error_code": knowledge_folder_problem() if availability["ready"] else "",
         "embedding": {"state": embedding.state, "model_id": embedding.api_model_id},
         **availability,
     }

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -128,6 +129,27 @@ def _index_refresh() -> None:
         logger.warning("knowledge index refresh failed", exc_info=True)
 
 
+# Set while many changes are made in a row (an install folder taken in): the index is rebuilt once at
+# the end rather than after each pack.
+_refresh_deferred: ContextVar[list[bool] | None] = ContextVar("knowledge_refresh_deferred", default=None)
+
+
+@contextmanager
+def index_refresh_deferred() -> Iterator[None]:
+    """Changes inside leave the index alone; it is refreshed once on the way out if any was made."""
+    if _refresh_deferred.get() is not None:
+        yield
+        return
+    changed: list[bool] = []
+    token = _refresh_deferred.set(changed)
+    try:
+        yield
+    finally:
+        _refresh_deferred.reset(token)
+        if changed:
+            _index_refresh()
+
+
 def _changed(*, vectors_only: bool = False) -> None:
     """Inside the write's transaction: the store's version moves, and listeners run on commit.
 
@@ -141,7 +163,10 @@ def _changed(*, vectors_only: bool = False) -> None:
     refresh_index = not vectors_only
 
     def notify() -> None:
-        if refresh_index:
+        deferred = _refresh_deferred.get()
+        if refresh_index and deferred is not None:
+            deferred.append(True)
+        elif refresh_index:
             _index_refresh()
         for listener in list(_change_listeners):
             try:

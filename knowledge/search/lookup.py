@@ -122,6 +122,7 @@ class _IndexCache:
         self._source: tuple[Callable[[], str], Callable[[], Iterable[SearchEntry]]] | None = None
         self._poller: threading.Thread | None = None
         self._stop = threading.Event()
+        self.builds = 0  # indexes built by this process (tests: a take-in builds one, not one a pack)
 
     def clear(self) -> None:
         with self._lock:
@@ -130,6 +131,7 @@ class _IndexCache:
             self._wanted = None
             self._source = None
             self._generation += 1
+            self.builds = 0
             threads = [t for t in (self._builder, self._poller) if t is not None]
             self._stop.set()
         for thread in threads:
@@ -200,6 +202,7 @@ class _IndexCache:
 
     def _install(self, index: KnowledgeIndex, generation: int) -> bool:
         with self._lock:
+            self.builds += 1
             if generation != self._generation:
                 return False
             current = self._current
@@ -369,6 +372,11 @@ def knowledge_index_version() -> str | None:
     """The version of the index lookups answer from (None: none built yet)."""
     index = _cache.current()
     return index.version if index is not None else None
+
+
+def knowledge_index_builds() -> int:
+    """How many indexes this process has built since it started (or since the last forget)."""
+    return _cache.builds
 
 
 def knowledge_index_settle(timeout: float = 30.0) -> bool:
