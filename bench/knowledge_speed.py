@@ -354,7 +354,10 @@ def main() -> None:
         )
         assert response.status_code == 200 and response.json()["ok"], response.content
     kept = entries[: (args.packs - removed) * args.per_pack]
-    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals
+    from knowledge.search import knowledge_index_settle
+
+    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals, built in the background
+    knowledge_index_settle(120)
     print(f"removed {removed} packs; big pack: {len(big_entries)} entries, {big_chunks} chunks", flush=True)
     posted = time.perf_counter()
     response = client.post("/internal/knowledge/packs/import", data=raw, content_type="application/json")
