@@ -77,7 +77,8 @@ IMPORT_TASK = "knowledge.tasks.knowledge_import_run"
 VECTORS_TASK = "knowledge.tasks.knowledge_vectors_fill"
 BUILD_BATCH = 500
 # Background vector fill: small batches while a lookup of this process is under way, so inference
-# never holds the shared model long in front of a query vector; larger ones (cheaper a chunk) otherwise.
+# never holds the shared model long in front of a query vector; larger ones otherwise (fewer reads and
+# writes a chunk; the model's own time a chunk barely depends on the batch).
 INDEX_BATCH = 8
 INDEX_BATCH_IDLE = 32
 # Chunks a round: each round moves the store's vectors version, which every server rebuilds its index

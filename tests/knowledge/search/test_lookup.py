@@ -142,8 +142,13 @@ def test_a_write_builds_its_change_before_it_answers_and_an_older_version_change
     knowledge_index_refresh(entries_version="2#0", load_entries=lambda: [duck()], serving_only=True)
     assert lookup("jjz", version="2#0", entries=lambda: [duck()]).result == "miss"
     reads: list[int] = []
+
+    def counted() -> list[SearchEntry]:
+        reads.append(1)
+        return [meme()]
+
     # A lookup that read the version before the write committed asks for nothing older.
-    assert lookup("jjz", version="1#0", entries=lambda: reads.append(1) or [meme()]).result == "miss"
+    assert lookup("jjz", version="1#0", entries=counted).result == "miss"
     assert knowledge_index_settle(10) and reads == [] and knowledge_index_version() == "2#0"
 
 
