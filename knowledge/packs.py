@@ -158,7 +158,8 @@ def clean_text(value: object, *, max_chars: int) -> str:
     characters or chat markup, spaces collapsed, at most one blank line in a row, cut to ``max_chars``."""
     text = unicodedata.normalize("NFC", str(value or "")).replace("\r\n", "\n")
     text = strip_chat_markup(_CONTROL.sub("", text))
-    text = "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    # One pass over the text, not one a line ([ \t] never spans a line break, so the lines come out alike).
+    text = "\n".join(line.strip() for line in _SPACES.sub(" ", text).split("\n"))
     return _BLANK_LINES.sub("\n\n", text).strip()[:max_chars].strip()
 
 
