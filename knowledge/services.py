@@ -75,7 +75,9 @@ MAX_PENDING_IMPORTS = 3
 IMPORT_LEASE = timedelta(minutes=10)
 IMPORT_TASK = "knowledge.tasks.knowledge_import_run"
 VECTORS_TASK = "knowledge.tasks.knowledge_vectors_fill"
-BUILD_BATCH = 500
+# Entries a build transaction: on SQLite each one holds the database's one write lock, which every
+# lookup's diagnostics row and every memory write wait for meanwhile, so they are kept short.
+BUILD_BATCH = 100
 # Background vector fill: small batches while a lookup of this process is under way, so inference
 # never holds the shared model long in front of a query vector; larger ones otherwise (fewer reads and
 # writes a chunk; the model's own time a chunk barely depends on the batch).
