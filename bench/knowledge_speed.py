@@ -15,8 +15,9 @@ diagnostics row), the model loaded as a server at rest has it:
    the entries, unrelated questions) and as many ``/query_memory`` calls on a 2 000-fact character;
 2. as many packs removed (``POST packs/remove``) as the capacity needs, then a ~10 MiB pack of 5 000
    entries posted to ``POST packs/import`` and its job run in a second process started beforehand (as
-   a task worker that is already running runs it); lookups and ``/query_memory`` alternate until a lookup of one of its names matches ("active",
-   timed from the post), and their latencies during the import are compared with those at rest;
+   a task worker that is already running runs it); lookups and ``/query_memory`` alternate until a
+   lookup of one of its names matches ("active", timed from the post), and their latencies during the
+   import are compared with those at rest;
 3. the vector fill run in a second process with the model loaded, until every chunk of the new pack
    has its vector (timed).
 
