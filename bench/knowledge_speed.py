@@ -14,9 +14,10 @@ diagnostics row), the model loaded as a server at rest has it:
 1. at rest: the first lookup builds the index (timed), then ``--queries`` lookups (names, phrases from
    the entries, unrelated questions) and as many ``/query_memory`` calls on a 2 000-fact character;
 2. as many packs removed (``POST packs/remove``) as the capacity needs, then a ~10 MiB pack of 5 000
-   entries posted to ``POST packs/import`` and its job run in a second process (as a task worker runs
-   it); lookups and ``/query_memory`` alternate until a lookup of one of its names matches ("active",
-   timed from the post), and their latencies during the import are compared with those at rest;
+   entries posted to ``POST packs/import`` and its job run in a second process started beforehand (as
+   a task worker that is already running runs it); lookups and ``/query_memory`` alternate until a
+   lookup of one of its names matches ("active", timed from the post), and their latencies during the
+   import are compared with those at rest;
 3. the vector fill run in a second process with the model loaded, until every chunk of the new pack
    has its vector (timed).
 
@@ -209,7 +210,7 @@ def queries_for(entries: list[dict[str, Any]], count: int, seed: int) -> list[st
     return out
 
 
-def worker(code: str) -> subprocess.Popen[bytes]:
+def worker(code: str, *, stdin: int | None = None) -> subprocess.Popen[bytes]:
     """A second process on the same database, as a task worker would run the job."""
     script = (
         "import django, os\n"
@@ -220,7 +221,9 @@ def worker(code: str) -> subprocess.Popen[bytes]:
         "from nekomem.runtime.state import startup_run\n"
         "assert startup_run()\n" + code
     )
-    return subprocess.Popen([sys.executable, "-c", script], cwd=REPO_ROOT, env=dict(os.environ))
+    return subprocess.Popen(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, env=dict(os.environ), stdin=stdin, stdout=stdin
+    )
 
 
 def main() -> None:
@@ -354,15 +357,30 @@ def main() -> None:
         )
         assert response.status_code == 200 and response.json()["ok"], response.content
     kept = entries[: (args.packs - removed) * args.per_pack]
-    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals
+    from knowledge.search import knowledge_index_settle
+
+    lookup(kept[0]["title"], budget_ms=5_000)  # the index after the removals, built in the background
+    knowledge_index_settle(120)
     print(f"removed {removed} packs; big pack: {len(big_entries)} entries, {big_chunks} chunks", flush=True)
+    # A task worker is running before an import arrives: its start-up (Django, the server's startup
+    # checks; tens of seconds on a loaded machine) is not the import's time.
+    importer = worker(
+        "import sys\nfrom knowledge import tasks\n"
+        "print('ready', flush=True)\n"
+        "print(tasks.knowledge_import_run(int(sys.stdin.readline())), flush=True)\n",
+        stdin=subprocess.PIPE,
+    )
+    assert importer.stdout is not None and importer.stdin is not None
+    if importer.stdout.readline().strip() != b"ready":
+        raise SystemExit("the import worker did not start")
     posted = time.perf_counter()
     response = client.post("/internal/knowledge/packs/import", data=raw, content_type="application/json")
     job = response.json()
     if response.status_code != 200 or not job.get("ok"):
         raise SystemExit(f"import refused: {response.status_code} {job}")
     import_id = KnowledgeImport.objects.get(job_id=job["job_id"]).pk
-    importer = worker(f"from knowledge import tasks\nprint(tasks.knowledge_import_run({import_id}))\n")
+    importer.stdin.write(f"{import_id}\n".encode())
+    importer.stdin.flush()
     during: list[float] = []
     search_during: list[float] = []
     memory_during: list[float] = []

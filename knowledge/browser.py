@@ -145,6 +145,7 @@ def knowledge_page(request: HttpRequest) -> HttpResponse:
             "languages": SUPPORTED_LANGUAGES,
             "language_query": urlencode({"lang": language}),
             "status": status,
+            "status_problem": reason_text(status["error_code"], language) if status.get("error_code") else "",
             "packs": [
                 _stamped(pack, "installed_at", "updated_at")
                 for pack in (selectors.knowledge_packs_list() if status.get("ready") else [])

@@ -158,7 +158,8 @@ def clean_text(value: object, *, max_chars: int) -> str:
     characters or chat markup, spaces collapsed, at most one blank line in a row, cut to ``max_chars``."""
     text = unicodedata.normalize("NFC", str(value or "")).replace("\r\n", "\n")
     text = strip_chat_markup(_CONTROL.sub("", text))
-    text = "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    # One pass over the text, not one a line ([ \t] never spans a line break, so the lines come out alike).
+    text = "\n".join(line.strip() for line in _SPACES.sub(" ", text).split("\n"))
     return _BLANK_LINES.sub("\n\n", text).strip()[:max_chars].strip()
 
 
@@ -280,6 +281,30 @@ def pack_decode(raw: bytes) -> Pack:
     except (UnicodeDecodeError, ValueError) as exc:
         raise PackRejected("invalid_json") from exc
     return pack_parse(payload)
+
+
+def pack_from_canonical(raw: bytes) -> Pack:
+    """Canonical bytes this store wrote itself (a staged import, its sha256 checked) as a ``Pack``,
+    without validating and normalising every text again: they are already what validation made them,
+    and doing it twice was a third of a 5 000-entry import."""
+    payload = json.loads(raw.decode("utf-8"))
+    source = payload["source"]
+    return Pack(
+        pack_id=payload["pack_id"],
+        material_type=payload["material_type"],
+        source=PackSource(name=source["name"], homepage=source["homepage"], license=source["license"]),
+        entries=tuple(
+            PackEntry(
+                title=entry["title"],
+                content=entry["content"],
+                summary=entry["summary"],
+                aliases=tuple(entry["terms"]["alias"]),
+                recognition=tuple(entry["terms"]["recognition"]),
+                tags=tuple(entry["tags"]),
+            )
+            for entry in payload["entries"]
+        ),
+    )
 
 
 def pack_canonical_bytes(pack: Pack) -> bytes:

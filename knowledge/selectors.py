@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from knowledge.install.selectors import knowledge_folder_problem
 from knowledge.models import (
     ImportState,
     IndexBatch,
@@ -192,7 +193,8 @@ def knowledge_status() -> dict[str, Any]:
     availability = knowledge_availability()
     status: dict[str, Any] = {
         "state": "ready" if availability["ready"] else "starting",
-        "error_code": "",
+        # The store keeps serving what it holds; its folder is what cannot be read.
+        "error_code": knowledge_folder_problem() if availability["ready"] else "",
         "embedding": {"state": embedding.state, "model_id": embedding.api_model_id},
         **availability,
     }
@@ -382,25 +384,43 @@ def knowledge_search_entries() -> Iterator[SearchEntry]:
                 vector=bytes(vector) if usable and vector is not None else None,
             )
         )
-    for entry in KnowledgeEntry.objects.filter(version_id__in=list(packs)).order_by("version_id", "ordinal"):
-        pack = packs[entry.version_id]
-        if entry.title_key in set(pack.disabled_titles):
-            continue
+    # What every entry of a pack shares, worked out once a pack rather than once an entry (with plain
+    # rows instead of model instances, a third of reading 20 000 entries).
+    shared: dict[int, tuple[str, str, str, str, frozenset[str]]] = {}
+    for version_id, pack in packs.items():
         version = pack.version
         assert version is not None
+        shared[version_id] = (
+            pack.pack_id,
+            pack.effective_material_type,
+            version.source_name,
+            version.source_license,
+            frozenset(pack.disabled_titles),
+        )
+    rows = (
+        KnowledgeEntry.objects.filter(version_id__in=list(packs))
+        .order_by("version_id", "ordinal")
+        .values_list(
+            "id", "version_id", "title", "title_key", "summary", "content", "aliases", "recognition", "tags"
+        )
+    )
+    for entry_id, version_id, title, key, summary, content, aliases, recognition, tags in rows:
+        pack_id, material_type, source_name, license_, disabled = shared[version_id]
+        if key in disabled:
+            continue
         yield SearchEntry(
-            pack_id=pack.pack_id,
-            title=entry.title,
-            title_key=entry.title_key,
-            material_type=pack.effective_material_type,
-            summary=entry.summary,
-            content=entry.content,
-            source_name=version.source_name,
-            license=version.source_license,
-            aliases=tuple(entry.aliases),
-            recognition=tuple(entry.recognition),
-            tags=tuple(entry.tags),
-            chunks=tuple(chunks.get(entry.pk, ())),
+            pack_id=pack_id,
+            title=title,
+            title_key=key,
+            material_type=material_type,
+            summary=summary,
+            content=content,
+            source_name=source_name,
+            license=license_,
+            aliases=tuple(aliases),
+            recognition=tuple(recognition),
+            tags=tuple(tags),
+            chunks=tuple(chunks.get(entry_id, ())),
         )
 
 

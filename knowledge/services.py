@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -43,13 +44,21 @@ from knowledge.packs import (
     MAX_TOTAL_ENTRIES,
     MAX_TOTAL_PACK_BYTES,
     Pack,
+    PackEntry,
     PackRejected,
     pack_canonical_bytes,
     pack_decode,
+    pack_from_canonical,
     pack_sha256,
     title_key,
 )
-from knowledge.search import chunk_embed_text, entry_chunks, knowledge_index_refresh, knowledge_lookup
+from knowledge.search import (
+    chunk_embed_text,
+    entry_chunks,
+    knowledge_index_refresh,
+    knowledge_index_watch,
+    knowledge_lookup,
+)
 from nekomem import embeddings
 from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
@@ -66,10 +75,17 @@ MAX_PENDING_IMPORTS = 3
 IMPORT_LEASE = timedelta(minutes=10)
 IMPORT_TASK = "knowledge.tasks.knowledge_import_run"
 VECTORS_TASK = "knowledge.tasks.knowledge_vectors_fill"
-BUILD_BATCH = 500
-# Background vector fill: small batches, so inference never holds the shared model long.
+# Entries a build transaction: on SQLite each one holds the database's one write lock, which every
+# lookup's diagnostics row and every memory write wait for meanwhile, so they are kept short.
+BUILD_BATCH = 100
+# Background vector fill: small batches while a lookup of this process is under way, so inference
+# never holds the shared model long in front of a query vector; larger ones otherwise (fewer reads and
+# writes a chunk; the model's own time a chunk barely depends on the batch).
 INDEX_BATCH = 8
-INDEX_ROUND = 64
+INDEX_BATCH_IDLE = 32
+# Chunks a round: each round moves the store's vectors version, which every server rebuilds its index
+# for, so rounds are not too small.
+INDEX_ROUND = 256
 # How long one fill task runs before it hands over to the next.
 FILL_TASK_SECONDS = 30.0
 QUERY_CHARS = 2_000
@@ -105,14 +121,36 @@ def unregister_knowledge_change_listener(listener: Callable[[], None]) -> None:
 
 
 def _index_refresh() -> None:
-    """This process builds the new index now, so its next lookup does not wait for it."""
+    """A process that answers lookups builds its own change now, so its next lookup sees it."""
     try:
         knowledge_index_refresh(
             entries_version=selectors.knowledge_store_version(),
             load_entries=selectors.knowledge_search_entries,
+            serving_only=True,
         )
     except Exception:
         logger.warning("knowledge index refresh failed", exc_info=True)
+
+
+# Set while many changes are made in a row (an install folder taken in): the index is rebuilt once at
+# the end rather than after each pack.
+_refresh_deferred: ContextVar[list[bool] | None] = ContextVar("knowledge_refresh_deferred", default=None)
+
+
+@contextmanager
+def index_refresh_deferred() -> Iterator[None]:
+    """Changes inside leave the index alone; it is refreshed once on the way out if any was made."""
+    if _refresh_deferred.get() is not None:
+        yield
+        return
+    changed: list[bool] = []
+    token = _refresh_deferred.set(changed)
+    try:
+        yield
+    finally:
+        _refresh_deferred.reset(token)
+        if changed:
+            _index_refresh()
 
 
 def _changed(*, vectors_only: bool = False) -> None:
@@ -128,7 +166,10 @@ def _changed(*, vectors_only: bool = False) -> None:
     refresh_index = not vectors_only
 
     def notify() -> None:
-        if refresh_index:
+        deferred = _refresh_deferred.get()
+        if refresh_index and deferred is not None:
+            deferred.append(True)
+        elif refresh_index:
             _index_refresh()
         for listener in list(_change_listeners):
             try:
@@ -282,10 +323,21 @@ class PreparedPack:
         return sum(len(texts) for texts in self.chunks)
 
 
-def pack_prepare(*, raw: bytes) -> PreparedPack:
-    """Validate ``raw`` and chunk its entries, or ``PackRejected`` (no write)."""
+def pack_prepare(*, raw: bytes, canonical_sha256: str = "") -> PreparedPack:
+    """Validate ``raw`` and chunk its entries, or ``PackRejected`` (no write). ``canonical_sha256``:
+    ``raw`` is the canonical form this store staged, with that hash (checked): it is read as it is."""
+    if canonical_sha256 and pack_sha256(raw) == canonical_sha256:
+        pack = pack_from_canonical(raw)
+        chunks = [
+            _entry_chunks(title=entry.title, summary=entry.summary, content=entry.content)
+            for entry in pack.entries
+        ]
+        return PreparedPack(pack=pack, canonical=raw, sha256=canonical_sha256, chunks=chunks)
+    # Not what was staged (damaged since): validated afresh, and refused unless it is that pack.
     pack = pack_decode(raw)
     canonical = pack_canonical_bytes(pack)
+    if canonical_sha256 and pack_sha256(canonical) != canonical_sha256:
+        raise PackRejected("knowledge_error")
     if len(canonical) > MAX_PACK_BYTES:
         # Normalisation fills in omitted fields and can grow a pack; what is kept is what counts.
         raise PackRejected("pack_too_large")
@@ -443,42 +495,73 @@ def _version_build(
             raise _Stopped
         with transaction.atomic():
             batch = pack.entries[start : start + BUILD_BATCH]
-            rows = KnowledgeEntry.objects.bulk_create(
-                [
-                    KnowledgeEntry(
-                        version=version,
-                        ordinal=start + offset,
-                        title=entry.title,
-                        title_key=entry.key,
-                        summary=entry.summary,
-                        content=entry.content,
-                        aliases=list(entry.aliases),
-                        recognition=list(entry.recognition),
-                        tags=list(entry.tags),
-                    )
-                    for offset, entry in enumerate(batch)
-                ]
-            )
-            if rows and rows[0].pk is None:  # backends without RETURNING on bulk inserts
-                by_ordinal = dict(KnowledgeEntry.objects.filter(version=version).values_list("ordinal", "pk"))
-                for row in rows:
-                    row.pk = by_ordinal[row.ordinal]
+            ids = _entries_insert(version.pk, start, batch)
             chunks = []
-            for row in rows:
-                for ordinal, text in enumerate(prepared.chunks[row.ordinal]):
+            for ordinal_of_entry, entry_id in ids:
+                for ordinal, text in enumerate(prepared.chunks[ordinal_of_entry]):
                     vector, model_id = reusable.get(text, (None, ""))
-                    chunks.append(
-                        KnowledgeChunk(
-                            version=version,
-                            entry_id=row.pk,
-                            ordinal=ordinal,
-                            text=text,
-                            vector=vector,
-                            model_id=model_id,
-                        )
-                    )
-            KnowledgeChunk.objects.bulk_create(chunks, batch_size=BUILD_BATCH)
+                    chunks.append((version.pk, entry_id, ordinal, text, vector, model_id, 0, False))
+            _chunks_insert(chunks)
     return version
+
+
+_ENTRY_COLUMNS = (
+    "version_id",
+    "ordinal",
+    "title",
+    "title_key",
+    "summary",
+    "content",
+    "aliases",
+    "recognition",
+    "tags",
+)
+_CHUNK_COLUMNS = ("version_id", "entry_id", "ordinal", "text", "vector", "model_id", "attempts", "failed")
+
+
+def _rows_insert(table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    if not rows:
+        return
+    names = ", ".join(connection.ops.quote_name(name) for name in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {connection.ops.quote_name(table)} ({names}) VALUES ({marks})", rows)
+
+
+def _entries_insert(version_id: int, start: int, entries: Sequence[PackEntry]) -> list[tuple[int, int]]:
+    """The entries' rows, as ``_chunks_insert`` does; (ordinal, id) of each, in order."""
+    json_value = KnowledgeEntry._meta.get_field("tags").get_db_prep_save  # the three lists alike
+    _rows_insert(
+        KnowledgeEntry._meta.db_table,
+        _ENTRY_COLUMNS,
+        [
+            (
+                version_id,
+                start + offset,
+                entry.title,
+                entry.key,
+                entry.summary,
+                entry.content,
+                json_value(list(entry.aliases), connection),
+                json_value(list(entry.recognition), connection),
+                json_value(list(entry.tags), connection),
+            )
+            for offset, entry in enumerate(entries)
+        ],
+    )
+    return list(
+        KnowledgeEntry.objects.filter(
+            version_id=version_id, ordinal__gte=start, ordinal__lt=start + len(entries)
+        )
+        .order_by("ordinal")
+        .values_list("ordinal", "pk")
+    )
+
+
+def _chunks_insert(rows: list[tuple[Any, ...]]) -> None:
+    """Chunk rows in one ``executemany``: ``bulk_create`` spent more on building 10 000 model instances
+    and compiling their values than the database on storing them (cProfile of a 5 000-entry import)."""
+    _rows_insert(KnowledgeChunk._meta.db_table, _CHUNK_COLUMNS, rows)
 
 
 def _version_switch(*, job: KnowledgeImport, current: Any, version: PackVersion) -> None:
@@ -542,9 +625,7 @@ def _import_run(import_id: int) -> str:
         return job.state if job is not None else ImportState.CANCELLED
     version: PackVersion | None = None
     try:
-        prepared = pack_prepare(raw=bytes(job.staged or b""))
-        if prepared.sha256 != job.staged_sha256:
-            raise PackRejected("knowledge_error")
+        prepared = pack_prepare(raw=bytes(job.staged or b""), canonical_sha256=job.staged_sha256)
         previous = PackVersion.objects.filter(installed_as__pack_id=job.pack_id).first()
         version = _version_build(
             prepared=prepared,
@@ -648,19 +729,21 @@ def knowledge_pack_mark_broken(*, pack_id: str, state: PackState | None = None) 
 # --- the background vector fill -------------------------------------------------------------------------
 
 
-def knowledge_vectors_fill(*, max_chunks: int = INDEX_ROUND, batch: int = INDEX_BATCH) -> int:
+def knowledge_vectors_fill(*, max_chunks: int = INDEX_ROUND, batch: int | None = None) -> int:
     """Embed up to ``max_chunks`` chunks that lack a vector of the current model, ``batch`` at a time.
 
     Runs only in the background (a task, the tick), never on a request: like the memory layers'
     backfill it takes the process's embedding model, loading it in the worker when it must. At most 3
-    attempts a chunk; packs with local embedding off are skipped. Returns the number of chunks it tried."""
+    attempts a chunk; packs with local embedding off are skipped. ``batch``: chunks an inference (None:
+    ``INDEX_BATCH`` while a lookup of this process runs, else ``INDEX_BATCH_IDLE``). Returns the number
+    of chunks it tried."""
     with storage_writer() as allowed, exclusive_work("knowledge-vectors") as held:
         if not allowed or not held:
             return 0
         return _vectors_fill(max_chunks=max_chunks, batch=batch)
 
 
-def _vectors_fill(*, max_chunks: int, batch: int) -> int:
+def _vectors_fill(*, max_chunks: int, batch: int | None) -> int:
     # Not ``knowledge_ready()``: the task cluster never runs the server's startup, and the storage
     # block is already honoured by ``storage_writer``.
     if not selectors.knowledge_store().enabled or not _vectors_wanted():
@@ -672,6 +755,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
     processed = 0
     stored_any = False
     while processed < max_chunks:
+        size = batch or (INDEX_BATCH if _lookups.running() else INDEX_BATCH_IDLE)
         rows = list(
             KnowledgeChunk.objects.filter(
                 version__installed_as__local_embedding=True,
@@ -680,7 +764,7 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
             )
             .exclude(vector__isnull=False, model_id=model_id)
             .select_related("entry")
-            .order_by("id")[:batch]
+            .order_by("id")[: min(size, max_chunks - processed)]
         )
         if not rows:
             break
@@ -697,17 +781,28 @@ def _vectors_fill(*, max_chunks: int, batch: int) -> int:
             vectors = None
         stored = failed = 0
         with transaction.atomic():
-            for index, row in enumerate(rows):
+            # One statement for the batch, not one update a row.
+            table = connection.ops.quote_name(KnowledgeChunk._meta.db_table)
+            with connection.cursor() as cursor:
                 if vectors is not None:
-                    blob = vectors[index].astype("<f4").tobytes()
-                    stored += KnowledgeChunk.objects.filter(pk=row.pk).update(
-                        vector=blob, model_id=model_id, attempts=0, failed=False
+                    cursor.executemany(
+                        f"UPDATE {table} SET vector = %s, model_id = %s, attempts = 0, failed = %s "
+                        "WHERE id = %s",
+                        [
+                            (vectors[at].astype("<f4").tobytes(), model_id, False, row.pk)
+                            for at, row in enumerate(rows)
+                        ],
                     )
+                    stored = len(rows)
                 else:
-                    attempts = row.attempts + 1
-                    failed += KnowledgeChunk.objects.filter(pk=row.pk).update(
-                        attempts=attempts, failed=attempts >= KnowledgeChunk.MAX_ATTEMPTS
+                    cursor.executemany(
+                        f"UPDATE {table} SET attempts = %s, failed = %s WHERE id = %s",
+                        [
+                            (row.attempts + 1, row.attempts + 1 >= KnowledgeChunk.MAX_ATTEMPTS, row.pk)
+                            for row in rows
+                        ],
                     )
+                    failed = sum(row.attempts + 1 >= KnowledgeChunk.MAX_ATTEMPTS for row in rows)
             IndexBatch.objects.create(
                 model_id=model_id,
                 selected=len(rows),
@@ -777,6 +872,28 @@ def knowledge_tick() -> dict[str, int]:
 # --- queries --------------------------------------------------------------------------------------------
 
 _query_slots = threading.BoundedSemaphore(QUERY_CONCURRENCY)
+
+
+class _Running:
+    """How many lookups of this process are under way (the vector fill's batch size reads it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def running(self) -> bool:
+        return self._count > 0
+
+
+_lookups = _Running()
 
 
 def _diagnostics_trim(model: Any) -> None:
@@ -851,16 +968,24 @@ def knowledge_query(
     if not _query_slots.acquire(blocking=False):
         return finish("busy")
     try:
-        outcome = knowledge_lookup(
-            entries_version=selectors.knowledge_store_version(),
+        # Several servers on one PostgreSQL database: each polls the store's version, so a pack
+        # imported, disabled or removed on one is answered by all within 2 s. SQLite is one server.
+        knowledge_index_watch(
+            read_version=selectors.knowledge_store_version,
             load_entries=selectors.knowledge_search_entries,
-            query=query,
-            mode=mode,
-            material_type=material_type,
-            limit=limit,
-            budget_ms=budget_ms,
-            language=language or "",
+            poll=connection.vendor == "postgresql",
         )
+        with _lookups:
+            outcome = knowledge_lookup(
+                entries_version=selectors.knowledge_store_version(),
+                load_entries=selectors.knowledge_search_entries,
+                query=query,
+                mode=mode,
+                material_type=material_type,
+                limit=limit,
+                budget_ms=budget_ms,
+                language=language or "",
+            )
     except Exception as exc:
         logger.warning("knowledge query failed: %s", type(exc).__name__, exc_info=True)
         return finish("error", error_type=type(exc).__name__)

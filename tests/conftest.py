@@ -46,6 +46,9 @@ def _process_caches_forgotten():
     # An import builds its characters' recall indexes in this process: a rolled-back test's character
     # key and version can come back in the next test, which must never be served that index.
     index_cache.clear()
+    yield
+    # Its background builder and poller stop before the test's database goes.
+    knowledge_index_forget()
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "The knowledge store is still starting: try again in a moment.",
         "invalid_request": "The upload was not understood: choose exactly one pack file.",
         "not_found": "That pack or entry is no longer installed.",
+        "registry_invalid": "The knowledge folder's registry.json cannot be read: the packs shown here keep answering, but nothing is taken in from the folder or written to it until the file is repaired or removed.",
         "knowledge_error": "Something went wrong on the server; nothing was changed.",
     },
     "unknown_reason": "The pack was refused ({reason}).",

@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "El almacén de conocimiento aún se está iniciando: inténtalo de nuevo en un momento.",
         "invalid_request": "No se entendió la subida: elige exactamente un archivo de paquete.",
         "not_found": "Ese paquete o entrada ya no está instalado.",
+        "registry_invalid": "No se puede leer el registry.json de la carpeta de conocimiento: los paquetes que se muestran aquí siguen respondiendo, pero no se lee ni se escribe nada en la carpeta hasta que el archivo se repare o se elimine.",
         "knowledge_error": "Algo falló en el servidor; no se cambió nada.",
     },
     "unknown_reason": "El paquete fue rechazado ({reason}).",

@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "지식 저장소가 아직 시작되는 중입니다. 잠시 후 다시 시도하세요.",
         "invalid_request": "업로드를 이해하지 못했습니다. 팩 파일을 하나만 고르세요.",
         "not_found": "그 팩이나 항목은 더 이상 없습니다.",
+        "registry_invalid": "지식 폴더의 registry.json을 읽을 수 없습니다. 여기 표시된 팩은 계속 응답하지만, 파일을 고치거나 지울 때까지 폴더에서 읽어 오지도, 폴더에 다시 쓰지도 않습니다.",
         "knowledge_error": "서버에 문제가 생겼습니다. 아무것도 바뀌지 않았습니다.",
     },
     "unknown_reason": "팩이 거부되었습니다({reason}).",

@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "O armazém de conhecimento ainda está iniciando: tente de novo em instantes.",
         "invalid_request": "O envio não foi entendido: escolha exatamente um arquivo de pacote.",
         "not_found": "Esse pacote ou entrada não está mais instalado.",
+        "registry_invalid": "Não é possível ler o registry.json da pasta de conhecimento: os pacotes mostrados aqui continuam respondendo, mas nada é lido da pasta nem gravado nela até que o arquivo seja reparado ou removido.",
         "knowledge_error": "Algo deu errado no servidor; nada foi alterado.",
     },
     "unknown_reason": "O pacote foi recusado ({reason}).",

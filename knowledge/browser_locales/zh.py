@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "知识库还在启动中：请稍后再试。",
         "invalid_request": "无法识别这次上传：请只选择一个知识包文件。",
         "not_found": "这个知识包或条目已不存在。",
+        "registry_invalid": "知识文件夹中的 registry.json 无法读取：这里列出的知识包照常回答，但在修复或删除该文件之前，既不会从文件夹读入，也不会写回文件夹。",
         "knowledge_error": "服务器出错了，没有做任何更改。",
     },
     "unknown_reason": "知识包被拒绝（{reason}）。",

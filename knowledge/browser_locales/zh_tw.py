@@ -27,6 +27,7 @@ TEXT = {
         "knowledge_starting": "知識庫還在啟動中：請稍後再試。",
         "invalid_request": "無法識別這次上傳：請只選擇一個知識包檔案。",
         "not_found": "這個知識包或條目已不存在。",
+        "registry_invalid": "知識資料夾中的 registry.json 無法讀取：這裡列出的知識包照常回答，但在修復或刪除該檔案之前，既不會從資料夾讀入，也不會寫回資料夾。",
         "knowledge_error": "伺服器出錯了，沒有做任何變更。",
     },
     "unknown_reason": "知識包被拒絕（{reason}）。",

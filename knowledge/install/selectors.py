@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.files import PackRecord, Registry, SourceRecord, utc_stamp
+from knowledge.files import PackRecord, Registry, RegistryInvalid, SourceRecord, registry_read, utc_stamp
 from knowledge.models import KnowledgePack, KnowledgeStore, PackVersion
 from nekomem.install import install_root
 
@@ -20,6 +20,16 @@ def knowledge_folder() -> Path:
     if root is not None:
         return root / FOLDER_NAME
     return Path(settings.NEKOMEM_KNOWLEDGE_DIR)
+
+
+def knowledge_folder_problem() -> str:
+    """``registry_invalid`` while the folder's ``registry.json`` cannot be read (so the folder is
+    neither taken in nor written), else "": the operator sees it in ``GET /status`` and on the page."""
+    try:
+        registry_read(knowledge_folder())
+    except RegistryInvalid:
+        return "registry_invalid"
+    return ""
 
 
 def _state_of(pack: KnowledgePack, record: PackRecord) -> PackRecord:

@@ -28,6 +28,7 @@ from knowledge.files import (
     FolderReading,
     FolderWritten,
     PackRecord,
+    Registry,
     RegistryInvalid,
     folder_read,
     folder_write,
@@ -40,6 +41,7 @@ from knowledge.packs import PackRejected, pack_decode
 from knowledge.services import (
     KnowledgeRefused,
     PackState,
+    index_refresh_deferred,
     knowledge_enabled_set,
     knowledge_pack_install,
     knowledge_pack_mark_broken,
@@ -200,49 +202,53 @@ def knowledge_store_replace(*, reading: FolderReading, folder: Path) -> FolderTa
         return report
     token = _taking_in.set(True)
     try:
-        # Removals first: the packs taken in must fit the store's capacity without the ones leaving.
-        for pack_id in KnowledgePack.objects.exclude(pack_id__in=list(registry.packs)).values_list(
-            "pack_id", flat=True
-        ):
-            try:
-                knowledge_pack_remove(pack_id=pack_id)
-                report.removed.append(pack_id)
-            except KnowledgeRefused:
-                pass  # removed meanwhile
-        held = {
-            pack.pack_id: pack
-            for pack in KnowledgePack.objects.select_related("version").defer("version__canonical")
-        }
-        for pack_id, record in sorted(registry.packs.items()):
-            raw = reading.files.get(pack_id)
-            reason = reading.broken.get(pack_id, "")
-            if raw is not None and _holds_already(held.get(pack_id), record):
-                # Nothing to build or set: no write, so the store's version (and its index) stays.
-                report.packs.append(pack_id)
-                continue
-            if raw is not None:
-                try:
-                    if pack_decode(raw).pack_id != pack_id:
-                        raise PackRejected(
-                            "pack_id_mismatch"
-                        )  # another pack's file: never served as this one
-                    knowledge_pack_install(raw=raw, state=_state(record))
-                except PackRejected as exc:
-                    reason = exc.reason
-                else:
-                    _times_keep(record, sound=True)
-                    report.packs.append(pack_id)
-                    continue
-            knowledge_pack_mark_broken(pack_id=pack_id, state=_state(record))
-            _times_keep(record, sound=False)
-            report.broken[pack_id] = reason or "pack_file_missing"
-            logger.warning("knowledge folder: pack %s is kept broken: %s", pack_id, report.broken[pack_id])
-        store = KnowledgeStore.objects.filter(pk=1).first()
-        if (store.enabled if store is not None else True) != registry.enabled:
-            knowledge_enabled_set(enabled=registry.enabled)
+        with index_refresh_deferred():
+            _store_replace(registry, reading, report)
     finally:
         _taking_in.reset(token)
     return report
+
+
+def _store_replace(registry: Registry, reading: FolderReading, report: FolderTakenIn) -> None:
+    """``knowledge_store_replace``'s changes, one pack after another."""
+    # Removals first: the packs taken in must fit the store's capacity without the ones leaving.
+    for pack_id in KnowledgePack.objects.exclude(pack_id__in=list(registry.packs)).values_list(
+        "pack_id", flat=True
+    ):
+        try:
+            knowledge_pack_remove(pack_id=pack_id)
+            report.removed.append(pack_id)
+        except KnowledgeRefused:
+            pass  # removed meanwhile
+    held = {
+        pack.pack_id: pack
+        for pack in KnowledgePack.objects.select_related("version").defer("version__canonical")
+    }
+    for pack_id, record in sorted(registry.packs.items()):
+        raw = reading.files.get(pack_id)
+        reason = reading.broken.get(pack_id, "")
+        if raw is not None and _holds_already(held.get(pack_id), record):
+            # Nothing to build or set: no write, so the store's version (and its index) stays.
+            report.packs.append(pack_id)
+            continue
+        if raw is not None:
+            try:
+                if pack_decode(raw).pack_id != pack_id:
+                    raise PackRejected("pack_id_mismatch")  # another pack's file: never served as this one
+                knowledge_pack_install(raw=raw, state=_state(record))
+            except PackRejected as exc:
+                reason = exc.reason
+            else:
+                _times_keep(record, sound=True)
+                report.packs.append(pack_id)
+                continue
+        knowledge_pack_mark_broken(pack_id=pack_id, state=_state(record))
+        _times_keep(record, sound=False)
+        report.broken[pack_id] = reason or "pack_file_missing"
+        logger.warning("knowledge folder: pack %s is kept broken: %s", pack_id, report.broken[pack_id])
+    store = KnowledgeStore.objects.filter(pk=1).first()
+    if (store.enabled if store is not None else True) != registry.enabled:
+        knowledge_enabled_set(enabled=registry.enabled)
 
 
 def knowledge_folder_take_in(*, folder: Path | None = None) -> FolderTakenIn:

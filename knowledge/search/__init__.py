@@ -7,6 +7,9 @@ from knowledge.search.lookup import (
     LookupOutcome,
     knowledge_index_forget,
     knowledge_index_refresh,
+    knowledge_index_settle,
+    knowledge_index_version,
+    knowledge_index_watch,
     knowledge_lookup,
 )
 from knowledge.search.render import Card, render_block
@@ -28,6 +31,9 @@ __all__ = [
     "entry_chunks",
     "knowledge_index_forget",
     "knowledge_index_refresh",
+    "knowledge_index_settle",
+    "knowledge_index_version",
+    "knowledge_index_watch",
     "knowledge_lookup",
     "neutralize_fence",
     "render_block",

@@ -72,6 +72,26 @@ class Ranked:
     fused: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    chunk_texts: tuple[str, ...]
+    rows: tuple[tuple[tuple[str, int], str], ...]  # (row key, row text) per chunk
+    surfaces: tuple[tuple[str, str], ...]  # (strict, loose) per distinct name
+    tags: tuple[str, ...]  # distinct, case-folded
+
+
+def _derive(entry: SearchEntry) -> _Derived:
+    chunks = _chunk_texts(entry)
+    card = entry.card_id
+    names = dict.fromkeys((entry.title, *entry.aliases, *entry.recognition))
+    return _Derived(
+        chunk_texts=chunks,
+        rows=tuple(((card, hash(text)), text) for text in _row_texts(entry, chunks)),
+        surfaces=tuple((strict_surface(name), loose_surface(name)) for name in names),
+        tags=tuple(dict.fromkeys(tag.strip().casefold() for tag in entry.tags)),
+    )
+
+
 @dataclass(slots=True)
 class KnowledgeIndex:
     version: str
@@ -90,6 +110,9 @@ class KnowledgeIndex:
     vectors: np.ndarray  # (chunks with a vector, dim) float32, unit rows
     vector_entry: np.ndarray
     vector_chunk: np.ndarray
+    # What each entry's record makes, whatever its position: the next build reuses it for an entry
+    # that did not change (most of a rebuild's time otherwise, for a change of a few entries).
+    derived: dict[SearchEntry, _Derived] = field(default_factory=dict)
     _names: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _allowed: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
@@ -286,11 +309,16 @@ def build_index(
     only when their length is ``vector_dim`` float32 values (None: no vector path). At least
     ``offload_rows`` rows to tokenise are tokenised in a child process."""
     entries = list(records)
-    chunk_texts = [_chunk_texts(entry) for entry in entries]
+    known = previous.derived if previous is not None else {}
+    derived: dict[SearchEntry, _Derived] = {}
+    for entry in entries:
+        made = known.get(entry)
+        derived[entry] = made if made is not None else _derive(entry)
+    chunk_texts = [derived[entry].chunk_texts for entry in entries]
     wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
-    for at, (entry, chunks) in enumerate(zip(entries, chunk_texts, strict=True)):
-        for chunk, text in enumerate(_row_texts(entry, chunks)):
-            wanted.append(((entry.card_id, hash(text)), text, at, chunk))
+    for at, entry in enumerate(entries):
+        for chunk, (key, text) in enumerate(derived[entry].rows):
+            wanted.append((key, text, at, chunk))
 
     reuse = previous is not None and previous.view.size > 0
     if reuse:
@@ -320,11 +348,12 @@ def build_index(
     loose: dict[str, list[int]] = {}
     tags: dict[str, list[int]] = {}
     for at, entry in enumerate(entries):
-        for name in dict.fromkeys((entry.title, *entry.aliases, *entry.recognition)):
-            for table, surface in ((strict, strict_surface(name)), (loose, loose_surface(name))):
+        made = derived[entry]
+        for strict_name, loose_name in made.surfaces:
+            for table, surface in ((strict, strict_name), (loose, loose_name)):
                 if surface and at not in table.setdefault(surface, [])[-1:]:
                     table[surface].append(at)
-        for tag in dict.fromkeys(tag.strip().casefold() for tag in entry.tags):
+        for tag in made.tags:
             tags.setdefault(tag, []).append(at)
     material = np.array(
         [MATERIAL_TYPES.index(e.material_type) if e.material_type in MATERIAL_TYPES else 0 for e in entries],
@@ -348,6 +377,7 @@ def build_index(
         vectors=vectors,
         vector_entry=vector_entry,
         vector_chunk=vector_chunk,
+        derived=derived,
     )
 
 

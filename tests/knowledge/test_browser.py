@@ -378,3 +378,15 @@ def test_a_hostile_page_cannot_switch_knowledge_off() -> None:
     no_token = guarded.post("/knowledge/settings/", {"enabled": "false"})
     assert no_token.status_code == 403
     assert selectors.knowledge_store().enabled is True
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["knowledge", "Knowledge", "KNOWLEDGE"])
+def test_a_character_cannot_be_named_like_the_knowledge_page(internal_client: Client, name: str) -> None:
+    """The page keeps the original's top-level ``/knowledge/``: the name is reserved, with a 4xx that
+    says why, so no character's routes or folder can shadow it."""
+    answer = internal_client.get(f"/new_dialog/{name}")
+    assert answer.status_code == 400
+    assert answer.json()["error_code"] == "invalid_character_name" and "reserved" in answer.json()["message"]
+    assert internal_client.get(f"/browse/{name}/").status_code == 404
+    assert Client().get("/knowledge/").status_code == 200

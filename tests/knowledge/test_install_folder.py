@@ -232,3 +232,34 @@ def test_standalone_writes_its_own_folder_and_never_takes_it_in(settings: Any, t
     registry = _registry(tmp_path / "var-knowledge")
     assert list(registry["packs"]) == [fixture_pack()["pack_id"]]
     assert len(list((tmp_path / "var-knowledge" / PACKS_DIR).iterdir())) == 1
+
+
+def test_a_take_in_builds_the_lookups_index_once_not_once_a_pack(install: Path) -> None:
+    from knowledge.search.lookup import knowledge_index_builds
+    from knowledge.services import knowledge_query
+
+    assert knowledge_query(query="草生")["result"] == "miss"  # this process now answers lookups
+    before = knowledge_index_builds()
+    report = knowledge_folder_take_in()
+    assert len(report.packs) == 2
+    assert knowledge_index_builds() == before + 1
+    # Built before the take-in returned: the next lookup answers from the packs taken in.
+    assert knowledge_query(query="草生")["result"] == "matched"
+    assert knowledge_index_builds() == before + 1
+
+
+def test_a_registry_that_cannot_be_read_shows_in_status_and_on_the_page(install: Path) -> None:
+    from django.test import Client
+
+    from knowledge.selectors import knowledge_status
+
+    knowledge_folder_take_in()
+    assert knowledge_status()["error_code"] == ""
+    (install / REGISTRY_FILE).write_text("{not json", encoding="utf-8")
+    status = knowledge_status()
+    assert status["error_code"] == "registry_invalid" and status["ready"] is True
+    assert status["packs"] == 2  # the store keeps serving what it holds
+    page = Client().get("/knowledge/?lang=en").content.decode()
+    assert 'data-testid="knowledge-problem"' in page and "registry.json cannot be read" in page
+    (install / REGISTRY_FILE).unlink()
+    assert knowledge_status()["error_code"] == ""

@@ -30,7 +30,9 @@ def folder_text(folder: Path) -> str:
 @pytest.mark.django_db
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(marker=markers)
-def test_no_knowledge_text_reaches_memory(marker: str, tmp_path_factory) -> None:
+def test_no_knowledge_text_reaches_memory(
+    marker: str, tmp_path_factory, django_capture_on_commit_callbacks
+) -> None:
     character = CharacterFactory.create(name=f"{NAME}{len(marker)}{marker[2:5]}")
     pack = pack_dict(pack_id="iso.pack")
     pack["entries"] = [
@@ -42,7 +44,8 @@ def test_no_knowledge_text_reaches_memory(marker: str, tmp_path_factory) -> None
             "tags": [f"tag:{marker}"],
         }
     ]
-    services.knowledge_pack_install(raw=pack_bytes(pack))
+    with django_capture_on_commit_callbacks(execute=True):  # the index is refreshed as on a commit
+        services.knowledge_pack_install(raw=pack_bytes(pack))
     assert services.knowledge_query(query=marker)["result"] == "matched"
     client = Client()
     dialog = client.get(f"/new_dialog/{character.name}")
@@ -55,4 +58,5 @@ def test_no_knowledge_text_reaches_memory(marker: str, tmp_path_factory) -> None
     out = tmp_path_factory.mktemp("export")
     call_command("export_memory", str(out), "--character", character.name, verbosity=0)
     assert any(out.rglob("*")) and marker not in folder_text(out)
-    services.knowledge_pack_remove(pack_id="iso.pack")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.knowledge_pack_remove(pack_id="iso.pack")

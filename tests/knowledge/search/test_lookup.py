@@ -15,8 +15,9 @@ from knowledge.search import (
     SearchChunk,
     SearchEntry,
     chunk_embed_text,
-    knowledge_index_forget,
     knowledge_index_refresh,
+    knowledge_index_settle,
+    knowledge_index_version,
     knowledge_lookup,
 )
 from knowledge.search.lookup import LookupOutcome
@@ -35,9 +36,7 @@ def fresh_state(settings) -> Iterator[None]:
     settings.EMBEDDING_MODEL_DIR = MODEL_DIR
     settings.EMBEDDING_PROFILE = ""
     embeddings.reset_for_tests()
-    knowledge_index_forget()
     yield
-    knowledge_index_forget()
     embeddings.reset_for_tests()
 
 
@@ -96,7 +95,7 @@ def test_without_a_loaded_model_the_lookup_is_bm25_and_loads_none() -> None:
     assert embeddings.status()["state"] == "init"  # the request did not start a load
 
 
-def test_the_index_is_built_once_per_version_and_again_when_it_changes() -> None:
+def test_the_index_is_built_once_per_version_and_again_in_the_background_when_it_changes() -> None:
     reads: list[str] = []
 
     def entries_v1() -> list[SearchEntry]:
@@ -110,21 +109,52 @@ def test_the_index_is_built_once_per_version_and_again_when_it_changes() -> None
     assert lookup("jjz", entries=entries_v1).result == "matched"
     assert lookup("xg", entries=entries_v1).result == "miss"
     assert reads == ["v1"]
+    lookup("jjz", version="v2", entries=entries_v2)  # answered at once; v2 is built behind it
+    assert knowledge_index_settle(10)
+    assert knowledge_index_version() == "v2"
     assert lookup("jjz", version="v2", entries=entries_v2).result == "miss"  # removed in v2
     assert lookup("xg", version="v2", entries=entries_v2).card_ids == ["demo-memes/新梗"]
     assert reads == ["v1", "v2"]
 
 
-def test_when_only_the_vectors_part_of_the_version_changed_the_previous_index_answers_meanwhile() -> None:
-    knowledge_index_refresh(entries_version="e1#0", load_entries=lambda: [meme()])
-    # The entries differ here only so that the test can tell which index answered.
+def test_a_newer_version_never_makes_a_lookup_wait_the_current_index_answers_meanwhile() -> None:
+    knowledge_index_refresh(entries_version="1#0", load_entries=lambda: [meme()])
+    gate = threading.Event()
     newer = [meme(), duck()]
-    assert lookup("rubber ducking", version="e1#1", entries=lambda: newer).result == "miss"  # not waited for
-    knowledge_index_refresh(entries_version="e1#1", load_entries=lambda: newer)  # the build under way
-    assert lookup("rubber ducking", version="e1#1", entries=lambda: newer).result == "matched"
-    # Another entries part is waited for (here: longer than the budget allows).
-    many = [entry(f"条目{n}", f"第{n}个条目，讲天气、美食和旅行。" * 30, pack_id="big") for n in range(400)]
-    assert lookup("jjz", version="e2#1", entries=lambda: [*many, meme()], budget_ms=0).result == "timeout"
+
+    def slow() -> list[SearchEntry]:
+        gate.wait(10)
+        return newer
+
+    # The read of the new version is held up: the lookup does not wait for it, the old index answers.
+    for version in ("2#0", "2#1"):
+        outcome = lookup("rubber ducking", version=version, entries=slow, budget_ms=5_000)
+        assert outcome.result == "miss" and outcome.elapsed_ms < 1_000
+    assert knowledge_index_version() == "1#0"
+    gate.set()
+    assert knowledge_index_settle(10)
+    assert knowledge_index_version() == "2#1"  # the newest wish, however many lookups asked
+    assert lookup("rubber ducking", version="2#1", entries=slow).result == "matched"
+
+
+def test_a_write_builds_its_change_before_it_answers_and_an_older_version_changes_nothing() -> None:
+    assert lookup("jjz", version="1#0", entries=lambda: [meme()]).result == "matched"
+    knowledge_index_refresh(entries_version="2#0", load_entries=lambda: [duck()], serving_only=True)
+    assert lookup("jjz", version="2#0", entries=lambda: [duck()]).result == "miss"
+    reads: list[int] = []
+
+    def counted() -> list[SearchEntry]:
+        reads.append(1)
+        return [meme()]
+
+    # A lookup that read the version before the write committed asks for nothing older.
+    assert lookup("jjz", version="1#0", entries=counted).result == "miss"
+    assert knowledge_index_settle(10) and reads == [] and knowledge_index_version() == "2#0"
+
+
+def test_a_process_that_answers_no_lookups_builds_no_index_on_a_write() -> None:
+    knowledge_index_refresh(entries_version="1#0", load_entries=lambda: [meme()], serving_only=True)
+    assert knowledge_index_version() is None
 
 
 def test_concurrent_lookups_of_a_new_version_share_one_build() -> None:
