@@ -12,7 +12,7 @@ from nekomem.subjects import KEY_MAX, PrivateRowsManager
 # skips these rows and keeps serving; the working context's render re-reads the persona for them.
 CHANGE_POOL = "persona"
 # How memory-change log rows name a queued correction (by its primary key): for its history only.
-CORRECTION_POOL = "persona_correction"
+CORRECTION_POOL = "correction"  # at most 16 characters: MemoryChange.pool
 
 
 class PersonaSection(models.Model):
