@@ -199,3 +199,14 @@ def test_history_survives_an_export_and_import(tmp_path: Path, llm_server):
     call_command("import_memory", str(tmp_path / "out"), verbosity=0)
     again = row_versions(character_id=back.pk, layer="facts", row_id=cat.fact_id)
     assert [v.seq for v in again[:count]] == [v.seq for v in versions]
+
+
+def test_the_corrections_list_answers_as_of(character, client):
+    persona_entry_create(character_id=character.pk, entity="master", text="主人住在上海")
+    empty = moment().isoformat()
+    _enqueue(character, "主人住在上海", "主人搬去了杭州")
+    queued = moment().isoformat()
+    route = f"{API}/persona/corrections/"
+    assert client.get(route, {"as_of": empty}).json()["results"] == []
+    [pair] = client.get(route, {"as_of": queued}).json()["results"]
+    assert (pair["old_text"], pair["new_text"]) == ("主人住在上海", "主人搬去了杭州")
