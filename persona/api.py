@@ -218,14 +218,22 @@ class ResolveSerializer(serializers.Serializer):
                 OpenApiTypes.STR,
                 enum=CORRECTION_STATUSES,
                 description="queued (default); dropped: given up after 5 failed resolutions; all",
-            )
+            ),
+            AS_OF_PARAMETER,
         ]
     )
 )
 class PersonaCorrectionViewSet(CharacterScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The contradiction queue, and the pairs the resolver dropped; either can be resolved by hand."""
+    """The contradiction queue, and the pairs the resolver dropped; either can be resolved by hand.
+    ``?as_of=`` answers the pairs (queued or dropped) as they stood then, from their history."""
 
     serializer_class = PersonaCorrectionSerializer
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        at = as_of_param(request)
+        if at is not None:
+            return as_of_list(self, character_id=self.get_character().pk, layer="corrections", at=at)
+        return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
         filters = CorrectionFilterSerializer(data=self.request.query_params)

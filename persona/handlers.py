@@ -23,7 +23,7 @@ from persona.selectors import persona_entry_ids_live, persona_event_seeds
 from persona.services import persona_ensure, persona_mentions_record, persona_prepared_early
 from persona.services.corrections import register_jobs as corrections_jobs_register
 from persona.services.entries import correction_key, section_ensure
-from persona.services.history import PERSONA_HISTORY
+from persona.services.history import CORRECTIONS_HISTORY, PERSONA_HISTORY
 from persona.services.mentions import ai_reply_text
 from persona.services.observations import PREFIX, persona_observation_signal, persona_observations
 from persona.services.promotion import register_jobs as promotion_jobs_register
@@ -111,6 +111,7 @@ def card_changed(character_id: int) -> None:
 def register() -> None:
     """Called once from ``PersonaConfig.ready()``, like every layer's registrations."""
     register_history_layer(PERSONA_HISTORY)
+    register_history_layer(CORRECTIONS_HISTORY)
     register_event_seeder("persona", persona_event_seeds)
     register_live_rows("persona", persona_entry_ids_live)
     register_event_handler("persona.fact_added", replay_entry_snapshot)

@@ -11,6 +11,8 @@ from nekomem.subjects import KEY_MAX, PrivateRowsManager
 # or its vector written by the backfill. Persona is in no recall pool (reference §4.1): a recall index
 # skips these rows and keeps serving; the working context's render re-reads the persona for them.
 CHANGE_POOL = "persona"
+# How memory-change log rows name a queued correction (by its primary key): for its history only.
+CORRECTION_POOL = "correction"  # at most 16 characters: MemoryChange.pool
 
 
 class PersonaSection(models.Model):

@@ -29,7 +29,14 @@ from nekomem.portability import (
     write_records,
 )
 from nekomem.subjects import subject_key_from_extra, subject_key_from_section
-from persona.models import PersonaArchiveShard, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.models import (
+    CORRECTION_POOL,
+    PersonaArchiveShard,
+    PersonaCorrection,
+    PersonaEntry,
+    PersonaSection,
+    PersonaState,
+)
 from persona.selectors import persona_corrections_list, persona_file_view, persona_in_shards, persona_state
 from persona.services.entries import card_sha, correction_key
 from persona.services.records import (
@@ -276,6 +283,7 @@ def read_corrections(path: Path) -> list[PersonaCorrection]:
 
 def write_corrections(character: Character, incoming: list[PersonaCorrection]) -> ImportResult:
     created = unchanged = updated = 0
+    written: set[int] = set()
     # A pair the resolver dropped is known too: the file cannot bring it back a second time.
     known = {
         c.dedup_key: c
@@ -287,14 +295,23 @@ def write_corrections(character: Character, incoming: list[PersonaCorrection]) -
             row.character_id = character.pk
             row.save()
             known[row.dedup_key] = row
+            written.add(row.pk)
             created += 1
         elif current.resolve_attempts == row.resolve_attempts and current.extra == row.extra:
             unchanged += 1
         else:
             current.resolve_attempts, current.extra = row.resolve_attempts, row.extra
             current.save(update_fields=["resolve_attempts", "extra"])
+            written.add(current.pk)
             updated += 1
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    # Versioned like every write of a pair (the history's layer ``persona_corrections``).
+    return ImportResult(
+        created=created,
+        updated=updated,
+        unchanged=unchanged,
+        pool=CORRECTION_POOL,
+        rows=frozenset(written),
+    )
 
 
 def export_corrections(character: Character, path: Path) -> int | None:

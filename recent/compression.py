@@ -26,6 +26,7 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
+from nekomem.journal.causes import change_cause
 from nekomem.journal.jobs import job_run, no_provider_reason
 from nekomem.journal.models import Job, WorkStatus
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json, provider_status
@@ -35,6 +36,7 @@ from recent import prompts
 from recent.jobs import COMPRESS_JOB, recent_job_request
 from recent.messages import content_text
 from recent.models import RecentMessage, RecentMeta
+from recent.services.history import memo_changed, memo_text
 
 logger = logging.getLogger(__name__)
 
@@ -263,10 +265,13 @@ def splice_memo(
         # latest turn) is never part of a splice.
         if len(current) <= len(head) or [Slot.of(row) for row in current[: len(head)]] != head:
             return False
+        before = memo_text(character_id)
         RecentMessage.objects.filter(pk__in=[slot.id for slot in head]).delete()
         RecentMessage.objects.create(
             character_id=character_id, position=head[-1].position, type="system", data=memo_data(memo)
         )
+        with change_cause("compression"):
+            memo_changed(character_id=character_id, before=before)
         if move_anchor:
             RecentMeta.objects.update_or_create(
                 character_id=character_id, defaults={"last_past_block_update_at": timezone.now()}

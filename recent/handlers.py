@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from nekomem.journal.registry import POST_TURN_OP, register_outbox_step
+from nekomem.journal.registry import POST_TURN_OP, register_history_layer, register_outbox_step
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from recent import jobs
+from recent.services.history import MEMO_HISTORY
 
 
 def check_post_turn_payload(character_id: int, payload: dict[str, Any]) -> None:
@@ -22,6 +23,7 @@ def check_post_turn_payload(character_id: int, payload: dict[str, Any]) -> None:
 
 def register() -> None:
     register_outbox_step(POST_TURN_OP, "recent.check_payload", check_post_turn_payload)
+    register_history_layer(MEMO_HISTORY)
     jobs.register()
     register_schedule(
         ScheduleSpec(

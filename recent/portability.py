@@ -33,6 +33,7 @@ from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.models import RawMessage, RecentMessage, RecentMeta
 from recent.selectors import theater_capsule_list
 from recent.services import recent_messages_append
+from recent.services.history import memo_changed, memo_text
 from recent.services.theater import is_theater_episode, theater_capsules_replace
 
 MESSAGE_TYPES = ("human", "ai", "system")
@@ -95,8 +96,10 @@ def recent_write(character: Character, data: list[dict[str, Any]]) -> ImportResu
     # The file is the window: it replaces whatever window the character had, and a review in flight
     # was computed from the old one.
     recent_job_cancel(character_id=character.pk, kind=REVIEW_JOB)
+    before = memo_text(character.pk)
     RecentMessage.objects.filter(character=character).delete()
     recent_messages_append(character_id=character.pk, messages=window)
+    memo_changed(character_id=character.pk, before=before)
     theater_capsules_replace(character_id=character.pk, messages=capsules)
     return ImportResult(created=len(data))
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import character_row_ensure, lock_character, settle_lock
 from nekomem.characters.models import Character
+from nekomem.journal.causes import change_cause
 from nekomem.journal.jobs import JobGiveUp, job_is_current, job_succeed
 from nekomem.journal.models import Job
 from nekomem.llm import LLMError, LLMTruncated, LLMUnavailable, chat_json
@@ -30,6 +31,7 @@ from recent import prompts
 from recent.jobs import REVIEW_JOB, recent_job_active, recent_job_cancel, recent_job_request
 from recent.messages import content_text
 from recent.models import RecentMessage, RecentReviewState, RecentWindowState
+from recent.services.history import memo_changed, memo_text
 
 logger = logging.getLogger(__name__)
 
@@ -235,10 +237,13 @@ def review_splice(*, job: Job, snapshot: list[Turn], corrected: list[Turn]) -> s
             outcome = plan
         else:
             by_id = {row.pk: row for row in rows}
+            before = memo_text(character_id)
             for slot, fix in plan:
                 row = by_id[slot.row_id]  # type: ignore[index]
                 row.data = {**row.data, "content": fix.text}
                 row.save(update_fields=["data"])
+            with change_cause("review"):
+                memo_changed(character_id=character_id, before=before)
             outcome = f"spliced:{len(plan)}"
         _review_finished(character_id=character_id, snapshot=snapshot, rows=rows)
         # Finished in the same transaction, so a cancel either lands before the check above or after.

@@ -17,6 +17,7 @@ from facts.services.cursors import extraction_cursor_ensure
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
+from nekomem.journal.history_services import versions_record
 from nekomem.journal.services import event_append
 
 ARCHIVE_AGE = timedelta(days=7)
@@ -56,13 +57,15 @@ def facts_archive_sweep(*, character_id: int, now: datetime | None = None, force
 def facts_mark_absorbed(*, character_id: int, fact_ids: list[str]) -> int:
     """One-way ``absorbed`` flag, for the reflection synthesis; call inside its transaction."""
     # By id: a group-chat subject's facts are absorbed into that subject's reflection the same way.
-    changed = Fact.with_subjects.filter(
-        Q(absorbed=False), character_id=character_id, fact_id__in=fact_ids
-    ).update(absorbed=True, updated_at=timezone.now())
+    absorbing = Fact.with_subjects.filter(Q(absorbed=False), character_id=character_id, fact_id__in=fact_ids)
+    pks = list(absorbing.values_list("pk", flat=True))
+    changed = Fact.with_subjects.filter(pk__in=pks).update(absorbed=True, updated_at=timezone.now())
     event_append(character_id=character_id, event_type="fact.absorbed", payload={"fact_ids": list(fact_ids)})
     if changed:
-        # ``absorbed`` is not visible to recall: the bump logs no row.
+        # ``absorbed`` is not visible to recall: the bump logs no row. The history still versions them
+        # (an undo of the synthesis frees them again).
         character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[])
+        versions_record(character_id, RECALL_POOL, pks)
     return changed
 
 

@@ -38,6 +38,8 @@ MACHINE_CAUSES = (
     "recheck",
     "mention",
     "compaction",
+    "compression",  # the recent window's head folded into its memo
+    "review",  # the recent window's review corrected the memo
     "import",
     "markdown_import",
     "undo",
@@ -50,6 +52,11 @@ CAUSES = (*MACHINE_CAUSES, *PERSON_CAUSES, "chat")
 
 _cause: ContextVar[str] = ContextVar("nekomem_change_cause", default="")
 _source: ContextVar[str] = ContextVar("nekomem_change_source", default="")
+# Which of a mechanism's actions made the change (refine's merge, split, modify or discard): what a person
+# reading the history needs beyond the mechanism, kept in the version's payload, not in the source, so that
+# undoing the pass still takes back every action of it.
+_detail: ContextVar[str] = ContextVar("nekomem_change_detail", default="")
+DETAIL_MAX = 24
 
 
 def new_source(kind: str) -> str:
@@ -61,6 +68,20 @@ def current_cause() -> tuple[str, str]:
     return _cause.get(), _source.get()
 
 
+def current_detail() -> str:
+    return _detail.get()
+
+
+@contextmanager
+def change_detail(detail: str) -> Iterator[None]:
+    """Name the action of the enclosing mechanism the changes inside are (``merge``, ``split`` …)."""
+    token = _detail.set(detail[:DETAIL_MAX])
+    try:
+        yield
+    finally:
+        _detail.reset(token)
+
+
 @contextmanager
 def change_cause(cause: str, *, source: str | None = None) -> Iterator[str]:
     """Changes made inside are stamped with ``cause``; ``source`` (given, else the enclosing one, else a
@@ -68,9 +89,11 @@ def change_cause(cause: str, *, source: str | None = None) -> Iterator[str]:
     chosen = (source or _source.get() or new_source(cause))[:SOURCE_MAX]
     cause_token = _cause.set(cause[:CAUSE_MAX])
     source_token = _source.set(chosen)
+    detail_token = _detail.set("")  # an inner mechanism's changes are not the outer one's action
     try:
         yield chosen
     finally:
+        _detail.reset(detail_token)
         _source.reset(source_token)
         _cause.reset(cause_token)
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from nekomem.api import CharacterScopedMixin
 from nekomem.journal.causes import CAUSES
-from nekomem.journal.history_selectors import changes_list, layer_as_of, row_versions
+from nekomem.journal.history_selectors import changes_list, history_row_id, layer_as_of, row_versions
 from nekomem.journal.history_services import (
     NoSuchVersion,
     changes_undo,
@@ -26,10 +26,12 @@ from nekomem.journal.history_services import (
 )
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer
+from nekomem.subjects import SUBJECTS_ALL, SubjectError, subject_filter_parse
 
-LAYER_PARAMETER = OpenApiParameter(
-    "layer", OpenApiTypes.STR, OpenApiParameter.PATH, enum=["facts", "reflections", "persona"]
-)
+# ``corrections`` (persona's queued pairs) and ``recent_memo`` also have their own routes under
+# ``persona/corrections/{id}/`` and ``recent/memo/``.
+LAYERS = ["facts", "reflections", "persona", "corrections", "recent_memo"]
+LAYER_PARAMETER = OpenApiParameter("layer", OpenApiTypes.STR, OpenApiParameter.PATH, enum=LAYERS)
 ROW_PARAMETER = OpenApiParameter(
     "row_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="the fact's, reflection's or entry's id"
 )
@@ -51,6 +53,9 @@ class VersionSerializer(serializers.Serializer):
     at = serializers.DateTimeField()
     cause = serializers.CharField(help_text="The mechanism: extraction, dedup, refine, edit, undo …")
     source = serializers.CharField(help_text="The job, pass or request (undo all of it by this value).")  # type: ignore[assignment]
+    detail = serializers.CharField(
+        help_text="The mechanism's action (refine: merge, split, modify, discard)."
+    )
     deleted = serializers.BooleanField()
     fields = serializers.JSONField(allow_null=True, help_text="The row's whole state after the change.")  # type: ignore[assignment]
 
@@ -66,6 +71,7 @@ class RowHistoryView(CharacterScopedMixin, APIView):
     def get(self, request: Request, name: str, layer: str, row_id: str) -> Response:
         character = self.get_character()
         _layer(layer)
+        row_id = history_row_id(character_id=character.pk, layer=layer, row_id=row_id)
         versions = row_versions(character_id=character.pk, layer=layer, row_id=row_id)
         return Response({"versions": VersionSerializer([v.as_json() for v in versions], many=True).data})
 
@@ -105,7 +111,7 @@ class RowRestoreView(CharacterScopedMixin, APIView):
             restored = row_restore(
                 character_id=character.pk,
                 layer=layer,
-                row_id=row_id,
+                row_id=history_row_id(character_id=character.pk, layer=layer, row_id=row_id),
                 version=data.validated_data["version"],
                 force=data.validated_data["force"],
             )
@@ -118,11 +124,15 @@ class ChangeSerializer(serializers.ModelSerializer):
     id = serializers.IntegerField(source="seq")
     at = serializers.DateTimeField(source="ts")
     row_id = serializers.CharField(source="row")
+    detail = serializers.SerializerMethodField(help_text="refine's merge, split, modify or discard")
 
     class Meta:
         model = Event
-        fields = ["id", "at", "layer", "row_id", "cause", "source"]
+        fields = ["id", "at", "layer", "row_id", "cause", "source", "detail"]
         read_only_fields = fields
+
+    def get_detail(self, event: Event) -> str:
+        return str((event.payload or {}).get("detail") or "")
 
 
 class ChangeFilterSerializer(serializers.Serializer):
@@ -143,7 +153,7 @@ class ChangeListView(CharacterScopedMixin, generics.ListAPIView):
         parameters=[
             OpenApiParameter("since", OpenApiTypes.DATETIME, description="at or after"),
             OpenApiParameter("until", OpenApiTypes.DATETIME, description="before"),
-            OpenApiParameter("layer", OpenApiTypes.STR, enum=["facts", "reflections", "persona"]),
+            OpenApiParameter("layer", OpenApiTypes.STR, enum=LAYERS),
             OpenApiParameter("cause", OpenApiTypes.STR, enum=list(CAUSES)),
             OpenApiParameter("source", OpenApiTypes.STR, description="one job, pass or request"),
         ],
@@ -262,9 +272,19 @@ def as_of_param(request: Request) -> datetime | None:
 
 
 def as_of_list(view: generics.GenericAPIView, *, character_id: int, layer: str, at: datetime) -> Response:
-    """A layer's list route answered from the history: the rows at ``at``, paginated like the list."""
-    rows = layer_as_of(character_id=character_id, layer=_layer(layer), at=at)
-    results = [{"id": row_id, **fields} for row_id, fields in rows.items()]
+    """A layer's list route answered from the history: the rows at ``at`` of the ``subject`` the list
+    route's filter names (the master's private memory unless it says otherwise), paginated like it."""
+    try:
+        subject = subject_filter_parse(view.request.query_params.get("subject", ""))
+    except SubjectError as exc:
+        raise ValidationError({"subject": [str(exc)]}) from exc
+    history = _layer(layer)
+    rows = layer_as_of(character_id=character_id, layer=history, at=at)
+    results = [
+        {"id": row_id, "subject_key": history.subject_of(fields), **fields}
+        for row_id, fields in rows.items()
+        if subject == SUBJECTS_ALL or history.subject_of(fields) == subject
+    ]
     results.sort(key=lambda row: str(row.get("created_at") or ""), reverse=True)
     page = view.paginate_queryset(results)  # type: ignore[arg-type]
     if page is not None:

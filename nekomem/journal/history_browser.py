@@ -21,6 +21,29 @@ from nekomem.journal.causes import CAUSES
 from nekomem.journal.history_selectors import Version, changes_list, layer_as_of, row_versions
 from nekomem.journal.history_services import HistoryRefused, NoSuchVersion, changes_undo, row_restore
 from nekomem.journal.registry import history_layer, history_layers
+from nekomem.language.codes import supported_language
+from nekomem.language.resolution import resolve_language
+from nekomem.language.tables import load_locale_tables
+
+_TEXT = load_locale_tables("nekomem.journal.history_locales")
+
+
+def history_language(request: HttpRequest) -> str:
+    """The pages' language, as the Knowledge page picks its own: the page's ``lang``, else the browser's
+    (Accept-Language), else the server's."""
+    chosen = supported_language(request.POST.get("lang") or request.GET.get("lang"))
+    if chosen:
+        return chosen
+    for part in request.META.get("HTTP_ACCEPT_LANGUAGE", "").split(","):
+        accepted = supported_language(part.split(";")[0].strip())
+        if accepted:
+            return accepted
+    return resolve_language()
+
+
+def _text(request: HttpRequest) -> dict[str, str]:
+    return _TEXT[history_language(request)]
+
 
 CHANGES_PER_PAGE = 50
 AS_OF_ROWS = 200
@@ -67,11 +90,15 @@ def changes_page(request: HttpRequest, name: str) -> HttpResponse:
         cause=filters.get("cause"),
     )
     page = Paginator(changes, CHANGES_PER_PAGE).get_page(request.GET.get("page"))
+    t = _text(request)
     as_of_rows: list[dict[str, Any]] = []
     as_of_layer = history_layer(filters.get("layer") or "facts")
     if filters.get("as_of") and as_of_layer is not None:
         rows = layer_as_of(character_id=character.pk, layer=as_of_layer, at=filters["as_of"])
-        as_of_rows = [{"id": row_id, **fields} for row_id, fields in list(rows.items())[:AS_OF_ROWS]]
+        as_of_rows = [
+            {"id": row_id, "shown": fields.get(as_of_layer.text_key, ""), **fields}
+            for row_id, fields in list(rows.items())[:AS_OF_ROWS]
+        ]
     return render(
         request,
         "browser/journal/changes.html",
@@ -85,6 +112,8 @@ def changes_page(request: HttpRequest, name: str) -> HttpResponse:
             "causes": CAUSES,
             "as_of_layer": as_of_layer.name if as_of_layer else "",
             "as_of_rows": as_of_rows,
+            "t": t,
+            "page_label": t["page"].format(number=page.number, count=page.paginator.num_pages),
         },
     )
 
@@ -94,30 +123,34 @@ def changes_page(request: HttpRequest, name: str) -> HttpResponse:
 def changes_undo_action(request: HttpRequest, name: str) -> HttpResponse:
     """Undo one whole source (a pass, job, request or import) from the timeline."""
     character = character_or_404(name)
+    t = _text(request)
     source = request.POST.get("source", "")
     try:
         report = changes_undo(
             character_id=character.pk, source=source, force=request.POST.get("force") == "1"
         )
     except NoSuchVersion:
-        messages.error(request, f"没有来源为 {source} 的改动 No change has the source {source}")
+        messages.error(request, t["no_such_source"].format(source=source))
     else:
-        text = (
-            f"已撤销 {source}：恢复 {len(report.restored)} 行，归档 {len(report.archived)} 行 "
-            f"Undid {source}: {len(report.restored)} rows restored, {len(report.archived)} archived"
-        )
+        text = t["undid"].format(source=source, restored=len(report.restored), archived=len(report.archived))
         if report.conflicts:
-            names = ", ".join(c["row_id"] for c in report.conflicts)
-            text += f"；之后又被改过、未动 left alone, changed again since: {names}"
+            text += t["left_alone"].format(names=", ".join(c["row_id"] for c in report.conflicts))
         if report.forgotten:
-            text += f"；已遗忘的未恢复 forgotten, not restored: {len(report.forgotten)}"
-        messages.success(request, text + f" (撤销它 undo it: {report.source})")
-    back = QueryDict(request.POST.get("filters", ""))
+            text += t["not_restored_forgotten"].format(count=len(report.forgotten))
+        messages.success(request, text + t["undo_it"].format(source=report.source))
+    back = QueryDict(request.POST.get("filters", ""), mutable=True)
     url = reverse("browser-history", kwargs={"name": character.name})
-    return HttpResponseRedirect(f"{url}?{_query(_filters(back))}" if back else url)
+    query = {**_filters(back), **_lang(request)}
+    return HttpResponseRedirect(f"{url}?{_query(query)}" if query else url)
 
 
-def _diffs(versions: list[Version]) -> list[dict[str, Any]]:
+def _lang(request: HttpRequest) -> dict[str, str]:
+    """The page's own ``lang`` choice, kept across a form's redirect."""
+    chosen = supported_language(request.POST.get("lang"))
+    return {"lang": chosen} if chosen else {}
+
+
+def _diffs(versions: list[Version], text_key: str = "text") -> list[dict[str, Any]]:
     """Each version with the fields it changed (before → after), newest first."""
     shown: list[dict[str, Any]] = []
     previous: dict[str, Any] = {}
@@ -129,7 +162,7 @@ def _diffs(versions: list[Version]) -> list[dict[str, Any]]:
             if key not in QUIET_FIELDS and previous.get(key) != fields.get(key)
         ]
         shown.append(
-            {"version": version, "changed": changed, "forgotten": bool(fields) and not fields.get("text")}
+            {"version": version, "changed": changed, "forgotten": bool(fields) and not fields.get(text_key)}
         )
         previous = fields
     return list(reversed(shown))
@@ -139,7 +172,8 @@ def _diffs(versions: list[Version]) -> list[dict[str, Any]]:
 @browser_page
 def row_history_page(request: HttpRequest, name: str, layer: str, row_id: str) -> HttpResponse:
     character = character_or_404(name)
-    if history_layer(layer) is None:
+    history = history_layer(layer)
+    if history is None:
         raise Http404(f"no memory layer {layer!r}")
     versions = row_versions(character_id=character.pk, layer=layer, row_id=row_id)
     return render(
@@ -150,9 +184,10 @@ def row_history_page(request: HttpRequest, name: str, layer: str, row_id: str) -
             "active_tab": "history",
             "layer": layer,
             "row_id": row_id,
-            "rows": _diffs(versions),
+            "rows": _diffs(versions, history.text_key),
             "latest": versions[-1].version if versions else 0,
             "conflict": request.GET.get("conflict", ""),
+            "t": _text(request),
         },
     )
 
@@ -163,6 +198,7 @@ def row_restore_action(request: HttpRequest, name: str, layer: str, row_id: str)
     character = character_or_404(name)
     if history_layer(layer) is None:
         raise Http404(f"no memory layer {layer!r}")
+    t = _text(request)
     asked = request.POST.get("version", "")
     version = int(asked) if asked.isdigit() else 0
     url = reverse("browser-row-history", kwargs={"name": character.name, "layer": layer, "row_id": row_id})
@@ -175,18 +211,12 @@ def row_restore_action(request: HttpRequest, name: str, layer: str, row_id: str)
             force=request.POST.get("force") == "1",
         )
     except NoSuchVersion:
-        messages.error(request, f"没有版本 {version} No version {version}")
+        messages.error(request, t["no_version"].format(version=version))
     except HistoryRefused as refused:
         if refused.reason == "edited_since":
-            messages.error(
-                request,
-                f"版本 {version} 之后有人手动改过这一行，未恢复 Changed by hand after version {version}; "
-                "not restored (confirm below to overwrite)",
-            )
-            return HttpResponseRedirect(f"{url}?conflict={version}")
-        messages.error(
-            request, f"版本 {version} 已被遗忘，不能恢复 Version {version} was forgotten; not restored"
-        )
+            messages.error(request, t["edited_since"].format(version=version))
+            return HttpResponseRedirect(f"{url}?{_query({'conflict': str(version), **_lang(request)})}")
+        messages.error(request, t["version_forgotten"].format(version=version))
     else:
-        messages.success(request, f"已恢复到版本 {version} Restored version {version}")
-    return HttpResponseRedirect(url)
+        messages.success(request, t["restored"].format(version=version))
+    return HttpResponseRedirect(f"{url}?{_query(_lang(request))}" if _lang(request) else url)

@@ -27,6 +27,7 @@ class Version:
     source: str
     pk: int | None
     fields: dict[str, Any] | None  # None: the row was deleted by this change
+    detail: str = ""  # the mechanism's action (refine: merge, split, modify, discard)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -35,6 +36,7 @@ class Version:
             "at": self.at,
             "cause": self.cause,
             "source": self.source,
+            "detail": self.detail,
             "deleted": self.fields is None,
             "fields": self.fields,
         }
@@ -54,9 +56,20 @@ def _versions(events: Iterable[Event]) -> list[Version]:
             source=event.source,
             pk=event.payload.get("pk"),
             fields=event.payload.get("fields"),
+            detail=str(event.payload.get("detail") or ""),
         )
         for number, event in enumerate(events, start=1)
     ]
+
+
+def history_row_id(*, character_id: int, layer: str, row_id: str) -> str:
+    """The row's history id for an id a client gave: the row's public id, or (for a layer whose rows have
+    none but their primary key, persona corrections) the primary key a version recorded."""
+    events = version_events(character_id=character_id).filter(layer=layer)
+    if not row_id.isdigit() or events.filter(row=row_id).exists():
+        return row_id
+    named = events.filter(payload__pk=int(row_id)).order_by("-seq").values_list("row", flat=True).first()
+    return named or row_id
 
 
 def row_versions(*, character_id: int, layer: str, row_id: str) -> list[Version]:

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
 from nekomem.errors import Conflict
-from nekomem.journal.causes import PERSON_CAUSES, change_cause, current_cause, new_source
+from nekomem.journal.causes import PERSON_CAUSES, change_cause, current_cause, current_detail, new_source
 from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.history_selectors import (
     Version,
@@ -74,13 +74,15 @@ def versions_record(character_id: int, pool: str, pks: list[int]) -> None:
         ):
             last_ids[payload["pk"]] = row
     cause, source = current_cause()
+    detail = current_detail()
+    extra = {"detail": detail} if detail else {}
     now = timezone.now()
     events = [
         Event(
             character_id=character_id,
             type=VERSION_EVENT,
             ts=now,
-            payload={"pk": pk, "fields": found[pk][1] if pk in found else None},
+            payload={"pk": pk, "fields": found[pk][1] if pk in found else None, **extra},
             cause=cause,
             source=source,
             layer=layer.name,
@@ -100,10 +102,14 @@ def versions_forget(*, character_id: int, layer: str, row_id: str) -> int:
     """Blank, in every version of a forgotten row, each string that holds one of its texts: its history
     keeps when and why it changed, never what it said. Returns how many versions were rewritten."""
     rows = version_events(character_id=character_id).filter(layer=layer, row=row_id)
+    history = history_layer(layer)
+    keys = history.forget_keys if history is not None else ("text",)
     texts = {
-        str(fields.get("text"))
+        str(fields.get(key))
         for payload in rows.values_list("payload", flat=True)
-        if isinstance(fields := payload.get("fields"), dict) and fields.get("text")
+        if isinstance(fields := payload.get("fields"), dict)
+        for key in keys
+        if fields.get(key)
     }
     return events_redact(
         character_id=character_id, texts=texts, match=Q(type=VERSION_EVENT, layer=layer, row=row_id)

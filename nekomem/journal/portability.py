@@ -24,9 +24,11 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, Field, Max
 
 from nekomem.characters.models import Character
+from nekomem.journal.causes import current_cause
 from nekomem.journal.events import EVENT_TYPES, VERSION_EVENT
 from nekomem.journal.jobs import JOB_MAX_ATTEMPTS
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.registry import history_layer
 from nekomem.portability import (
     FileHandler,
     ImportResult,
@@ -419,11 +421,23 @@ def _history_value(value: Any) -> Any:
 class HistoryLine:
     event_id: uuid.UUID
     fields: dict[str, Any]
+    # A version (``memory.version``), which ``events.ndjson`` does not carry: the whole event is here.
+    version: EventLine | None = None
+
+
+def _version_line(record: dict[str, Any], event_id: uuid.UUID) -> EventLine | None:
+    if record.get("type") != VERSION_EVENT:
+        return None
+    payload = record.get("payload")
+    if not isinstance(payload, dict):
+        raise ValueError("a version's 'payload' must be an object")
+    return EventLine(event_id, VERSION_EVENT, _timestamp(record.get("ts"), "ts"), payload)
 
 
 def read_history(path: Path) -> list[HistoryLine]:
-    """Lines of ``{"event_id", <field>: value…}``; a field this server does not know is ignored (a newer
-    server's history read by an older one), a known one must be valid."""
+    """Lines of ``{"event_id", <field>: value…}``, and a version's whole event (``type``, ``ts``,
+    ``payload``); a field this server does not know is ignored (a newer server's history read by an
+    older one), a known one must be valid."""
     known = {field.name: field for field in _history_fields()}
     lines: list[HistoryLine] = []
     for number, record in read_ndjson(path):
@@ -431,6 +445,7 @@ def read_history(path: Path) -> list[HistoryLine]:
             if not isinstance(record, dict):
                 raise ValueError(f"expected an object, got {type(record).__name__}")
             event_id = _uuid(record.get("event_id"), "event_id")
+            version = _version_line(record, event_id)
             fields = {}
             for name, value in record.items():
                 field = known.get(name)
@@ -440,7 +455,7 @@ def read_history(path: Path) -> list[HistoryLine]:
                     fields[name] = field.to_python(value)
                 except ValidationError as exc:
                     raise ValueError(f"{name!r}: {'; '.join(exc.messages)}") from exc
-            lines.append(HistoryLine(event_id, fields))
+            lines.append(HistoryLine(event_id, fields, version))
         except ValueError as exc:
             raise MalformedFile(path, str(exc), entry=f"line {number}") from exc
     return lines
@@ -448,7 +463,9 @@ def read_history(path: Path) -> list[HistoryLine]:
 
 def write_history(character: Character, lines: list[HistoryLine]) -> ImportResult:
     """Give the character's events (imported from ``events.ndjson`` just before) what the history knew of
-    them; a line whose event is not in the log (compacted away since) is left out."""
+    them; a line whose event is not in the log (compacted away since) is left out. Versions the
+    character does not hold yet are added, in the file's order."""
+    created = _versions_add(character, [line for line in lines if line.version is not None])
     by_id = {line.event_id: line for line in lines}
     candidates = {
         candidate: line.event_id
@@ -469,7 +486,62 @@ def write_history(character: Character, lines: list[HistoryLine]) -> ImportResul
             changed.append(event)
     if changed and names:
         Event.objects.bulk_update(changed, names, batch_size=1000)
-    return ImportResult(updated=len(changed), unchanged=unchanged)
+    return ImportResult(created=created, updated=len(changed), unchanged=unchanged - created)
+
+
+def _versions_add(character: Character, lines: list[HistoryLine]) -> int:
+    """Add the versions of ``lines`` the character lacks; returns how many.
+
+    The import has just versioned every row it wrote (cause ``import``); those versions are moved after
+    the ones added here, so a row's versions stay in time order and its newest is still the state the
+    import left (what an undo of the import goes back from)."""
+    owners = _owned_ids(Event, "event_id", (line.event_id for line in lines))
+    ids = [_own_id(line.event_id, owners, character_id=character.pk) for line in lines]
+    mine: set[uuid.UUID] = set()
+    for chunk in chunked(ids):
+        mine.update(
+            Event.objects.filter(character=character, event_id__in=chunk).values_list("event_id", flat=True)
+        )
+    # A version names its row's primary key in the database it came from: here the row has the key it
+    # was imported under (a row since deleted has none, and a restore of it is refused).
+    keys: dict[str, dict[str, int]] = {}
+    for name in sorted({str(line.fields.get("layer") or "") for line in lines}):
+        layer = history_layer(name)
+        keys[name] = {row: pk for row, (pk, _) in layer.current(character.pk).items()} if layer else {}
+
+    def own_pk(line: HistoryLine) -> int | None:
+        return keys.get(str(line.fields.get("layer") or ""), {}).get(str(line.fields.get("row") or ""))
+
+    new = [
+        Event(
+            character=character,
+            event_id=event_id,
+            type=VERSION_EVENT,
+            ts=line.version.ts,
+            payload={
+                **line.version.payload,
+                "pk": own_pk(line),
+            },
+            **line.fields,
+        )
+        for event_id, line in zip(ids, lines, strict=True)
+        if line.version is not None and event_id not in mine
+    ]
+    if not new:
+        return 0
+    _, source = current_cause()
+    ours = list(
+        Event.objects.filter(character=character, type=VERSION_EVENT, source=source).order_by("seq")
+        if source
+        else []
+    )
+    if ours:
+        Event.objects.filter(seq__in=[event.seq for event in ours]).delete()
+    Event.objects.bulk_create(new, batch_size=1000)
+    for event in ours:
+        event.seq = None  # type: ignore[assignment]  # a new sequence number, after the added versions
+    Event.objects.bulk_create(ours, batch_size=1000)
+    return len(new)
 
 
 def export_history(character: Character, path: Path) -> int | None:
@@ -483,10 +555,14 @@ def export_history(character: Character, path: Path) -> int | None:
         nonlocal count
         for event in events.iterator(chunk_size=2000):
             count += 1
-            yield {
+            line = {
                 "event_id": str(event.event_id),
                 **{field.name: _history_value(field.value_from_object(event)) for field in fields},
             }
+            if event.type == VERSION_EVENT:  # not in events.ndjson: the whole version is here
+                # With its offset and microseconds: an as-of read compares these times exactly.
+                line.update(type=VERSION_EVENT, ts=event.ts.isoformat(), payload=event.payload)
+            yield line
 
     write_ndjson(path, lines())
     return count

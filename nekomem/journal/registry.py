@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nekomem.journal.events import check_event_type
+from nekomem.subjects import subject_key_from_extra
 
 # An event handler re-applies a snapshot payload to the character's views; it must be idempotent.
 EventHandler = Callable[[int, dict[str, Any]], None]
@@ -128,6 +129,11 @@ class HistoryLayer:
     # Take a row out of the live memory without losing it (a row an undo or a rollback unmakes).
     archive: Callable[[int, str], None]
     text_key: str = "text"
+    # Every key of ``fields`` that holds the row's text: a forgetting blanks them in every version.
+    forget_keys: tuple[str, ...] = ("text",)
+    # The group-chat subject a version's row belongs to ("" the master's private memory): the as-of
+    # read filters by it as the layer's list route does.
+    subject_of: Callable[[dict[str, Any]], str] = subject_key_from_extra
 
 
 _history_layers: dict[str, HistoryLayer] = {}

@@ -35,7 +35,7 @@ from nekomem.journal.jobs import (
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry
+from persona.models import CHANGE_POOL, CORRECTION_POOL, PersonaCorrection, PersonaEntry
 from persona.prompts import correction_line, corrections_messages
 from persona.services.entries import (
     correction_entry_add,
@@ -163,7 +163,9 @@ def correction_apply(
             "ts": now.isoformat(),
         },
     )
+    removed_pair = correction.pk
     correction.delete()
+    character_memory_changed(character_id=character.pk, pool=CORRECTION_POOL, rows=[removed_pair])
     return result
 
 
@@ -178,6 +180,7 @@ def _count_failures(*, character_id: int, pks: list[int], now: datetime) -> int:
         resolve_attempts__gte=MAX_RESOLVE_ATTEMPTS,
         dropped_at__isnull=True,
     ).update(dropped_at=now)
+    character_memory_changed(character_id=character_id, pool=CORRECTION_POOL, rows=pks)
     if dropped:
         logger.warning("persona corrections dead-lettered character=%s count=%d", character_id, dropped)
     return dropped

@@ -18,7 +18,7 @@ from nekomem.characters.services import (
 from nekomem.errors import Conflict
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append, events_redact
-from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry
+from persona.models import CHANGE_POOL, CORRECTION_POOL, PersonaCorrection, PersonaEntry
 from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
 
 
@@ -78,9 +78,11 @@ def persona_entry_delete(*, character_id: int, entry_id: str, with_subjects: boo
         texts = {entry.text, *(str(old) for old in entry.version_history if old)}
         # The corrections of the entry's own memory (the master's, or its subject's) that quote it.
         quoting = PersonaCorrection.with_subjects.filter(subject_key=entry.subject_key)
-        corrections, _ = quoting.filter(
-            Q(old_text__in=texts) | Q(new_text__in=texts), character_id=character_id
-        ).delete()
+        quoted = quoting.filter(Q(old_text__in=texts) | Q(new_text__in=texts), character_id=character_id)
+        correction_pks = list(quoted.values_list("pk", flat=True))
+        corrections, _ = quoted.delete()
+        if correction_pks:  # their versions keep no text either (cause forget)
+            character_memory_changed(character_id=character_id, pool=CORRECTION_POOL, rows=correction_pks)
         events = events_redact(
             character_id=character_id, texts=texts, match=Q(payload__entry__id=entry.entry_id)
         )

@@ -26,7 +26,14 @@ from nekomem.journal.services import event_append
 from nekomem.statements import instance_get
 from nekomem.subjects import subject_key_from_section
 from nekomem.textproc import keyword_overlap, keyword_set
-from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
+from persona.models import (
+    CHANGE_POOL,
+    CORRECTION_POOL,
+    PersonaCorrection,
+    PersonaEntry,
+    PersonaSection,
+    PersonaState,
+)
 from persona.services.records import (
     ENTITY_SECTIONS,
     card_entry_id,
@@ -366,6 +373,7 @@ def correction_enqueue(
     )
     if not created:
         return None
+    character_memory_changed(character_id=character_id, pool=CORRECTION_POOL, rows=[correction.pk])
     event_append(
         character_id=character_id,
         event_type="correction.queued",

@@ -28,7 +28,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
 from nekomem.evidence import evidence_merged
-from nekomem.journal.causes import caused_by
+from nekomem.journal.causes import caused_by, change_detail
 from nekomem.journal.jobs import register_job_kind
 from nekomem.refine import (
     Cluster,
@@ -172,20 +172,24 @@ def _apply(
         if any(key not in current or not _unchanged(current[key], read[key]) for key in cluster.keys):
             return None  # a person, a correction or the card changed a member since the model read it
         members = [current[key] for key in cluster.keys]
-        touched = [entry.pk for entry in members]  # read now: a deleted member's instance loses its pk
+        pks = [entry.pk for entry in members]  # read now: a deleted member's instance loses its pk
         gone: set[str] = set()
+        # Each member's change is recorded under the action that made it (its version's detail).
+        acted: list[tuple[str, list[int]]] = []
         for action in actions:
             rows = [members[i] for i in action.members]
-            if action.action == "merge":
-                _merge(target=rows[0], others=rows[1:], text=action.texts[0], now=now)
-                gone.update(e.entry_id for e in rows[1:])
-            elif action.action == "split":
-                _split(character=character, entry=rows[0], texts=action.texts, now=now)
-            elif action.action == "modify":
-                entry_text_replace(entry=rows[0], text=action.texts[0], now=now, reason="refine_modify")
-            else:
-                _discard(entry=rows[0], now=now)
-                gone.add(rows[0].entry_id)
+            acted.append((action.action, [pks[i] for i in action.members]))
+            with change_detail(action.action):
+                if action.action == "merge":
+                    _merge(target=rows[0], others=rows[1:], text=action.texts[0], now=now)
+                    gone.update(e.entry_id for e in rows[1:])
+                elif action.action == "split":
+                    _split(character=character, entry=rows[0], texts=action.texts, now=now)
+                elif action.action == "modify":
+                    entry_text_replace(entry=rows[0], text=action.texts[0], now=now, reason="refine_modify")
+                else:
+                    _discard(entry=rows[0], now=now)
+                    gone.add(rows[0].entry_id)
         # The survivors remember this cluster: the same members are not asked about again for 30 days.
         for entry in members:
             if entry.entry_id in gone:
@@ -194,7 +198,12 @@ def _apply(
             entry.last_refine_cluster_hash = cluster.hash
             entry.last_refine_at = now
             entry.save(update_fields=["last_refine_cluster_hash", "last_refine_at", "updated_at"])
-        character_memory_changed(character_id=character.pk, pool=CHANGE_POOL, rows=touched)
+        for name, rows_acted in acted:
+            with change_detail(name):
+                character_memory_changed(character_id=character.pk, pool=CHANGE_POOL, rows=rows_acted)
+        seen = sorted(set(pks) - {pk for _, rows_acted in acted for pk in rows_acted})
+        if seen or not acted:
+            character_memory_changed(character_id=character.pk, pool=CHANGE_POOL, rows=seen)
     return len(actions)
 
 

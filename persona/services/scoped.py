@@ -14,7 +14,7 @@ from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append, events_redact
 from nekomem.subjects import SECTION_PREFIX, Subject
-from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection
+from persona.models import CHANGE_POOL, CORRECTION_POOL, PersonaCorrection, PersonaEntry, PersonaSection
 from persona.services.entries import contradicts, correction_key, entry_save, section_ensure
 from persona.services.records import evidence_set, promoted_entry_id
 from reflections.models import Reflection
@@ -80,13 +80,15 @@ def persona_subject_forget(*, character_id: int, subject_keys: Collection[str]) 
         sections = PersonaSection.with_subjects.filter(
             character_id=character_id, subject_key__in=keys
         ).delete()[0]
-        corrections = PersonaCorrection.with_subjects.filter(
-            character_id=character_id, subject_key__in=keys
-        ).delete()[0]
+        doomed = PersonaCorrection.with_subjects.filter(character_id=character_id, subject_key__in=keys)
+        correction_pks = list(doomed.values_list("pk", flat=True))
+        corrections = doomed.delete()[0]
         if removed_entries or sections or corrections:
             character_memory_changed(
                 character_id=character_id, pool=CHANGE_POOL, rows=[pk for pk, *_ in entries]
             )
+        if correction_pks:  # their versions keep no text either (cause forget)
+            character_memory_changed(character_id=character_id, pool=CORRECTION_POOL, rows=correction_pks)
     return {"persona_entries": removed_entries, "persona_sections": sections, "corrections": corrections}
 
 
@@ -114,6 +116,9 @@ def _subject_correction_queue(*, reflection: Reflection, old_text: str, section:
         },
     )
     if created:
+        character_memory_changed(
+            character_id=reflection.character_id, pool=CORRECTION_POOL, rows=[correction.pk]
+        )
         event_append(
             character_id=reflection.character_id,
             event_type="correction.queued",

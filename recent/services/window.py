@@ -12,6 +12,7 @@ from nekomem.errors import Conflict
 from recent.jobs import REVIEW_JOB, recent_job_cancel
 from recent.messages import normalise_message
 from recent.models import RecentMessage, RecentWindowState
+from recent.services.history import memo_changed, memo_text
 
 # The original browser's save limits.
 MAX_WINDOW_MESSAGES = 10_000
@@ -69,7 +70,9 @@ def recent_window_replace(
         current = recent_window_dicts(character_id=character_id)
         if expected_fingerprint is not None and expected_fingerprint != window_fingerprint(current):
             raise WindowChanged("the recent window changed since it was read; reload and edit again")
+        before = memo_text(character_id)
         RecentMessage.objects.filter(character_id=character_id).delete()
         recent_messages_append(character_id=character_id, messages=messages)
+        memo_changed(character_id=character_id, before=before)
         RecentWindowState.objects.filter(pk=character_id).update(review_clean=False)
     return messages

@@ -17,11 +17,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
+from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
 from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
-from reflections.models import ArchiveShard, Reflection
+from reflections.models import RECALL_POOL, ArchiveShard, Reflection
 from reflections.services.lifecycle import reflection_fields_set, reflection_locked, reflection_transition
 from reflections.services.records import ACTIVE_STATUSES, evidence_snapshot, score_of
 
@@ -88,6 +89,8 @@ def reflection_archive_into_shard(*, reflection: Reflection, now: datetime, reas
     reflection_fields_set(
         reflection=reflection, now=now, reason=reason, fields={"archived_at": now, "archive_shard_path": name}
     )
+    # Out of recall's pool either way; reported so that the history versions the move too.
+    character_memory_changed(character_id=reflection.character_id, pool=RECALL_POOL, rows=[reflection.pk])
 
 
 @caused_by("archive")

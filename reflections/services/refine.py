@@ -24,7 +24,7 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
 from nekomem.evidence import evidence_merged
-from nekomem.journal.causes import caused_by
+from nekomem.journal.causes import caused_by, change_detail
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.services import event_append
 from nekomem.refine import (
@@ -170,20 +170,24 @@ def _apply(
             return None  # a person or another loop changed a member since the model read it
         members = [current[key] for key in cluster.keys]
         gone: set[str] = set()
-        touched: list[int] = []
+        # Each row's change is recorded under the action that made it (its version's detail).
+        acted: list[tuple[str, list[int]]] = []
         for action in actions:
             rows = [members[i] for i in action.members]
-            if action.action == "merge":
-                _merge(target=rows[0], others=rows[1:], text=action.texts[0], now=now)
-                gone.update(r.reflection_id for r in rows[1:])
-            elif action.action == "split":
-                touched.extend(_split(reflection=rows[0], texts=action.texts, now=now))
-            elif action.action == "modify":
-                _text_set(rows[0], action.texts[0], now=now, reason="refine_modify")
-            else:
-                reflection_archive_into_shard(reflection=rows[0], now=now, reason="refine_discard")
-                gone.add(rows[0].reflection_id)
+            touched: list[int] = []
+            with change_detail(action.action):
+                if action.action == "merge":
+                    _merge(target=rows[0], others=rows[1:], text=action.texts[0], now=now)
+                    gone.update(r.reflection_id for r in rows[1:])
+                elif action.action == "split":
+                    touched.extend(_split(reflection=rows[0], texts=action.texts, now=now))
+                elif action.action == "modify":
+                    _text_set(rows[0], action.texts[0], now=now, reason="refine_modify")
+                else:
+                    reflection_archive_into_shard(reflection=rows[0], now=now, reason="refine_discard")
+                    gone.add(rows[0].reflection_id)
             touched.extend(r.pk for r in rows)
+            acted.append((action.action, touched))
         # The survivors remember this cluster: the same members are not asked about again for 30 days.
         for reflection in members:
             if reflection.reflection_id in gone:
@@ -194,8 +198,9 @@ def _apply(
                 reason="refine_seen",
                 fields={"last_refine_cluster_hash": cluster.hash, "last_refine_at": now},
             )
-        if touched:
-            character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=touched)
+        for name, rows_acted in acted:
+            with change_detail(name):
+                character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=rows_acted)
     return len(actions)
 
 

@@ -54,6 +54,7 @@ def test_a_rows_history_restores_and_the_timeline_undoes_the_import(
     edited = http_call(server.port, "PATCH", f"{API}/facts/{piano}/", {"text": "主人讨厌弹钢琴"})
     assert edited.status == 200, edited.text
 
+    page.set_extra_http_headers({"accept-language": "en"})  # the messages read below are the English ones
     page.goto(f"http://127.0.0.1:{server.port}/browse/{CHARACTER}/facts/")
     page.locator(f"tr[data-fact-id='{piano}'] [data-testid=row-history]").click()
     versions = page.locator("[data-testid=versions]")
@@ -71,7 +72,7 @@ def test_a_rows_history_restores_and_the_timeline_undoes_the_import(
 
     page.get_by_role("link", name="历史 History").first.click()
     page.locator("select[name=cause]").select_option("import")
-    page.get_by_role("button", name="筛选 Filter").click()
+    page.locator("[data-testid=filter]").click()
     rows = page.locator("[data-testid=changes] tbody tr")
     assert rows.count() == len(TEXTS)
     rows.first.locator("[data-testid=undo-source]").click()
@@ -79,3 +80,6 @@ def test_a_rows_history_restores_and_the_timeline_undoes_the_import(
     # Every row the import made is archived, except the one restored since, which is left as it is.
     assert [fact(server, f["id"])["archived"] for f in imported] == [False, True, True]
     assert piano in page.locator(".messages").inner_text()
+    # The same page in another of the eight locales, by the page's own choice.
+    page.goto(f"http://127.0.0.1:{server.port}/browse/{CHARACTER}/history/?lang=ja")
+    assert page.locator("[data-testid=filter]").inner_text() == "絞り込む"

@@ -198,4 +198,8 @@ def test_a_correction_that_replaced_an_entry_is_undone(character):
     assert not PersonaEntry.objects.filter(
         character=character, text="主人搬去了杭州", archive_shard_path=None
     )
-    assert len(report.restored) == 1 and len(report.archived) == 1
+    # The pair is a history layer of its own: the undo puts it back in the queue, to be resolved again.
+    assert {r["layer"] for r in report.restored} == {"persona", "corrections"}
+    assert len(report.archived) == 1
+    again = PersonaCorrection.objects.get(character=character)
+    assert (again.pk, again.old_text, again.new_text) == (queued.pk, "主人住在上海", "主人搬去了杭州")

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from hypothesis import HealthCheck, assume, given
@@ -28,6 +29,7 @@ from nekomem.characters.services import character_delete, character_get_or_creat
 from nekomem.journal.models import Event
 from nekomem.journal.services import events_compact
 from persona.services import persona_entry_create
+from persona.services.entries import correction_enqueue
 from recall import index_cache
 from recall.engine import RecallIndex
 from recall.services import RecallRequest, recall_query
@@ -97,9 +99,11 @@ def history_routes(client: Client, name: str, at: datetime) -> str:
     shown = [
         client.get(f"/api/v1/characters/{quoted}/changes/"),
         *(
-            client.get(f"/api/v1/characters/{quoted}/{layer}/?as_of={stamp}")
+            client.get(f"/api/v1/characters/{quoted}/{layer}/?as_of={stamp}&subject={subject}")
             for layer in ("facts", "reflections", "persona/entries")
+            for subject in ("", "all")
         ),
+        client.get(f"/api/v1/characters/{quoted}/recent/memo/history/"),
     ]
     return "\n".join(r.content.decode(errors="replace") for r in shown)
 
@@ -152,6 +156,20 @@ def add_persona(character: Character, marker: str) -> Callable[[], dict]:
     return lambda: Client().delete(url).json()
 
 
+def add_quoted_persona(character: Character, marker: str) -> Callable[[], dict]:
+    """An entry a queued correction quotes: the pair's versions (a history layer) keep no text either."""
+    delete = add_persona(character, marker)
+    with transaction.atomic():
+        correction_enqueue(
+            character_id=character.pk,
+            old_text=f"主人的口头禅是 {marker}",
+            new_text=f"主人的口头禅改成了 {marker}",
+            entity="master",
+            now=timezone.now(),
+        )
+    return delete
+
+
 def add_raw_turn(character: Character, marker: str) -> Callable[[], dict]:
     body = {"input_history": json.dumps([{"type": "human", "data": {"content": f"今天的暗号是 {marker}"}}])}
     cached = Client().post(f"/cache/{quote(character.name)}", body, content_type="application/json")
@@ -176,6 +194,7 @@ KINDS = {
     "fact": (add_fact, "facts"),
     "reflection": (add_reflection, "reflections"),
     "persona": (add_persona, "persona_entries"),
+    "correction": (add_quoted_persona, "persona_entries"),
     "raw": (add_raw_turn, "raw_turns"),
     "character": (add_for_character_delete, "rows"),
 }
@@ -198,13 +217,13 @@ def test_a_deleted_text_is_found_nowhere(kind: str, marker: str, tmp_path: Path)
     # Built again and saved to disk with the marker in it (persona is not a recall pool).
     index_cache.character_forget(character.pk)
     recalled(name, marker)
-    if kind != "persona":
+    if kind not in ("persona", "correction"):
         assert marker in "".join(cached_texts(character.pk))
         assert [t for t in snapshot_texts()[1] if marker in t]
 
     # Its versions in the journal: as written, and again as the seeds of a compaction.
     events_compact(character_id=character.pk, force=True)
-    if kind in ("fact", "reflection", "persona"):
+    if kind in ("fact", "reflection", "persona", "correction"):
         assert marker in journal_texts(character.pk)
 
     while_held = timezone.now()
