@@ -15,7 +15,6 @@ from typing import Any
 
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_memory_touched
-from nekomem.evidence import evidence_score
 from nekomem.language.plurals import plural
 from nekomem.language.tables import load_locale_tables
 from nekomem.locale import master_display_name
@@ -27,6 +26,7 @@ from persona.services.promotion import reflection_evidence
 from persona.services.records import META_SECTION, score_of, token_cache_fresh
 from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
+from reflections.selectors import evidence_score
 
 PROTECTED_MAX = 80
 SUPPRESSED_MAX = 40

@@ -1,6 +1,6 @@
 # ruff: noqa: DJ001  the original files tell null from "" in these fields, so export needs both
 """The field groups that reflections and persona entries share, as abstract models, and the bridge
-between a row's evidence fields and the pure evidence math of ``nekomem.evidence``.
+between a row's evidence fields and the pure evidence math of ``reflections.evidence``.
 
 Both layers keep their rows in the original's shapes (reflections.json, persona.json), which carry
 the same evidence, mention, vector-cache and archive fields; defining them once keeps the two from
@@ -15,7 +15,7 @@ import numpy as np
 from django.db import models
 
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
-from nekomem.evidence import Evidence, evidence_score
+from reflections.evidence import Evidence, evidence_score
 
 
 class EvidenceFields(models.Model):

@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from nekomem.embeddings import Embedder
-from nekomem.evidence import Signal
+from reflections.evidence import Signal
 
 
 @dataclass(frozen=True)

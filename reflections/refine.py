@@ -1,7 +1,7 @@
 """Refine clusters (reference §3.8 "Refine"): pure clustering of near-identical memory items by their
 stored vectors, the parsing of the model's action list, and one pass over a character's groups on the
-kernel's job mechanism. No layer here: persona and reflections read their rows into plain items and
-apply the actions to their own rows under the lock (the callbacks they pass).
+kernel's job mechanism. Persona reads it through ``reflections.services``; both layers read their
+rows into plain items and apply the actions to their own rows under the lock (the callbacks they pass).
 
 Clusters are built greedily in the order the caller gives: each item not yet in a cluster takes its
 nearest unclustered neighbours with cosine ≥ 0.82 (at most 5, so at most 6 members); a cluster whose

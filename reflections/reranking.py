@@ -1,6 +1,6 @@
 """The background reranker (reference §4.6, last part): Stage 2's pool and the synthesis anchors.
 
-It ranks plain records and knows no layer. Steps:
+It ranks plain records, not rows of a model; reflections alone uses it. Steps:
 
 1. hard filter: negative evidence score, suppressed, protected, terminal status, empty text;
 2. coarse rank by the best cosine against any query text, keeping ``budget × 3`` rows (rows without a

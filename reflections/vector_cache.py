@@ -14,8 +14,8 @@ from django.db.models import Count, Q, QuerySet
 
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import text_fingerprint
-from nekomem.memory_items import VectorCacheFields
 from nekomem.runtime.status import VectorCoverage
+from reflections.memory_items import VectorCacheFields
 
 # (pk, base64 float16 vector, sha256 of the embedded text, model id): one row of the backfill's writes
 VectorRow = tuple[int, str, str, str]

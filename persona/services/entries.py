@@ -21,7 +21,6 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
-from nekomem.evidence import Evidence, evidence_merged
 from nekomem.journal.services import event_append
 from nekomem.statements import instance_get
 from nekomem.subjects import subject_key_from_section
@@ -39,6 +38,7 @@ from persona.services.records import (
     token_cache_refresh,
     version_pushed,
 )
+from reflections.services import Evidence, evidence_merged
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,6 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.evidence import PROMOTED_AT, Evidence
 from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import (
     NO_PROVIDER,
@@ -45,7 +44,13 @@ from persona.services.entries import AddOutcome, entry_add, entry_merge_into, pe
 from persona.services.records import promoted_entry_id, score_of
 from persona.services.scoped import persona_subject_reflections_promote
 from reflections.models import Reflection
-from reflections.services import reflection_transition, reflections_auto_promote, surfaced_mark_handled
+from reflections.services import (
+    PROMOTED_AT,
+    Evidence,
+    reflection_transition,
+    reflections_auto_promote,
+    surfaced_mark_handled,
+)
 
 logger = logging.getLogger(__name__)
 

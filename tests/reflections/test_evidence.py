@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nekomem.evidence import (
+from reflections.evidence import (
     Evidence,
     Signal,
     derived_status,

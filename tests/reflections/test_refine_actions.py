@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nekomem.refine import (
+from reflections.refine import (
     CLUSTERS_PER_PASS,
     MAX_MEMBERS,
     RefineItem,

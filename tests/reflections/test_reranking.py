@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from nekomem.embeddings import get_embedder
-from nekomem.reranking import RerankRecord, llm_rank_chat, rerank
+from reflections.reranking import RerankRecord, llm_rank_chat, rerank
 from tests.recall.support import require_muse
 from tests.support.llm_server import ScriptedLLMServer, error, json_content
 
