@@ -64,7 +64,7 @@ def main() -> None:
 
     from facts.models import Fact
     from nekomem.install.folder import install_migration_begin, install_migration_run
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from recent.models import RawMessage
 
     assert startup_run()

@@ -48,7 +48,7 @@ def main() -> None:
     from nekomem.characters.models import Character
     from nekomem.characters.services import character_memory_changed
     from nekomem.install.folder import FileWritten, folder_write_views, install_folder_reread
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from recent.services.turns import turn_record
 
     assert startup_run()  # the writer writes nothing while this process is not ready

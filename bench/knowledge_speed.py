@@ -217,7 +217,7 @@ def worker(code: str) -> subprocess.Popen[bytes]:
         "single_threaded_here()\n"
         "django.setup()\n"
         # The knowledge services refuse work (knowledge_starting) in a process that has not run startup.
-        "from nekomem.runtime.state import startup_run\n"
+        "from nekomem.runtime.startup import startup_run\n"
         "assert startup_run()\n" + code
     )
     return subprocess.Popen([sys.executable, "-c", script], cwd=REPO_ROOT, env=dict(os.environ))
@@ -249,7 +249,7 @@ def main() -> None:
 
     from knowledge.models import KnowledgeChunk, KnowledgeImport
     from nekomem import embeddings
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
 
     call_command("migrate", verbosity=0)
     if not startup_run():

@@ -20,7 +20,8 @@ def _runtime_started(request):
     )
     if not uses_db:
         return
-    from nekomem.runtime.state import is_ready, startup_run
+    from nekomem.runtime.startup import startup_run
+    from nekomem.runtime.state import is_ready
 
     if not is_ready():
         request.getfixturevalue("transactional_db" if "transactional_db" in request.fixturenames else "db")

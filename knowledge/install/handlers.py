@@ -9,7 +9,7 @@ from knowledge.install.services import knowledge_folder_changed, knowledge_insta
 from knowledge.services import register_knowledge_change_listener
 from nekomem.install.folder import register_install_start_hook
 from nekomem.portability import register_root_file_handler
-from nekomem.runtime.state import register_continue_hook
+from nekomem.runtime.startup import register_continue_hook
 
 
 def register() -> None:

@@ -45,7 +45,8 @@ from nekomem.install.models import FolderCharacter, FolderFile, FolderState
 from nekomem.journal.models import Event, Job, OutboxOp
 from nekomem.portability import FileHandler, ImportRefused, ImportSource, file_handlers, memory_import
 from nekomem.runtime.models import StorageState
-from nekomem.runtime.state import current_block, startup_run, storage_block, storage_release
+from nekomem.runtime.startup import startup_run, storage_release
+from nekomem.runtime.state import current_block, storage_block
 
 logger = logging.getLogger(__name__)
 
@@ -245,6 +246,13 @@ def install_folder_reread(*, names: Collection[str] | None = None) -> FolderRere
     if names is None:
         report.vanished = _vanished(set(folders))
     return report
+
+
+def install_folder_reread_answer(names: Collection[str] | None) -> dict[str, Any] | None:
+    """The runtime's reread hook (``continue``, ``/reload``, ``/release_character``): what was taken
+    in, which ``continue`` answers under ``install_folder``; None when standalone."""
+    reread = install_folder_reread(names=names)
+    return reread.as_dict() if reread is not None else None
 
 
 def _vanished(present: set[str]) -> list[str]:

@@ -25,7 +25,8 @@ from knowledge.services import (
     knowledge_pack_remove,
 )
 from nekomem.install.folder import install_start_hooks_run
-from nekomem.runtime.state import storage_block, storage_release
+from nekomem.runtime.startup import storage_release
+from nekomem.runtime.state import storage_block
 from tests.knowledge.factories import fixture_pack
 
 FIXTURE = Path(__file__).parent / "fixtures" / "install" / "knowledge"
