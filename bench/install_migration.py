@@ -63,7 +63,7 @@ def main() -> None:
     from django.db import connection
 
     from facts.models import Fact
-    from nekomem.install.folder import install_migration_begin, install_migration_run
+    from install.folder import install_migration_begin, install_migration_run
     from nekomem.runtime.startup import startup_run
     from recent.models import RawMessage
 

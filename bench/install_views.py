@@ -45,9 +45,9 @@ def main() -> None:
     from django.utils import timezone
 
     from facts.models import Fact
+    from install.folder import FileWritten, folder_write_views, install_folder_reread
     from nekomem.characters.models import Character
     from nekomem.characters.services import character_memory_changed
-    from nekomem.install.folder import FileWritten, folder_write_views, install_folder_reread
     from nekomem.runtime.startup import startup_run
     from recent.services.turns import turn_record
 

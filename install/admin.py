@@ -1,5 +1,5 @@
 """The install folder's bookkeeping in the admin: written only by the folder sync
-(``nekomem.install.folder``), so every page is read-only. A refused file shows why."""
+(``install.folder``), so every page is read-only. A refused file shows why."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from install.models import FolderCharacter, FolderFile, FolderState
 from nekomem.admin import ServiceWrittenAdmin
-from nekomem.install.models import FolderCharacter, FolderFile, FolderState
 
 
 class RefusedFilter(admin.SimpleListFilter):

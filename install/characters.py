@@ -1,6 +1,6 @@
 """``config/characters.json`` → the master's name, the characters and their cards (reference §12).
 
-Pure reading here; ``nekomem.install.sync`` applies the result to the Character rows.
+Pure reading here; ``install.sync`` applies the result to the Character rows.
 """
 
 from __future__ import annotations

@@ -38,10 +38,10 @@ from django.db import close_old_connections, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from install import install_memory_dir, install_root
+from install.models import FolderCharacter, FolderFile, FolderState
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
-from nekomem.install import install_memory_dir, install_root
-from nekomem.install.models import FolderCharacter, FolderFile, FolderState
 from nekomem.journal.models import Event, Job, OutboxOp
 from nekomem.portability import FileHandler, ImportRefused, ImportSource, file_handlers, memory_import
 from nekomem.runtime.models import StorageState
@@ -637,7 +637,7 @@ def install_refusals(*, name: str | None = None) -> list[dict[str, Any]]:
 
 
 def install_folder_status() -> dict[str, Any] | None:
-    """The memory folder's part of the install status (``nekomem.install.sync.install_status``); None
+    """The memory folder's part of the install status (``install.sync.install_status``); None
     when standalone."""
     root = install_root()
     if root is None:

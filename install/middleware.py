@@ -5,8 +5,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from nekomem.install import install_root
-from nekomem.install.sync import characters_sync_if_changed
+from install import install_root
+from install.sync import characters_sync_if_changed
 from nekomem.runtime.state import current_block
 
 logger = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import threading
 
-from nekomem.install import install_config_dir
-from nekomem.install.files import ConfigFileError, FileState, WatchedJsonFile, write_json_atomic
+from install import install_config_dir
+from install.files import ConfigFileError, FileState, WatchedJsonFile, write_json_atomic
 
 CORE_CONFIG_FILE = "core_config.json"
 

@@ -20,6 +20,9 @@ from typing import Any
 
 from django.db import transaction
 
+from install import install_config_dir
+from install.characters import InstallCharacters, character_card, parse_characters
+from install.files import FileState, WatchedJsonFile
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
 from nekomem.characters.services import (
@@ -28,9 +31,6 @@ from nekomem.characters.services import (
     character_get_or_create,
     character_rename,
 )
-from nekomem.install import install_config_dir
-from nekomem.install.characters import InstallCharacters, character_card, parse_characters
-from nekomem.install.files import FileState, WatchedJsonFile
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class InstallStatus:
     invalid_names: list[str]
     core_config_ok: bool
     core_config_error: str
-    # The memory folder (nekomem.install.folder): first-start migration, refused files, vanished folders.
+    # The memory folder (install.folder): first-start migration, refused files, vanished folders.
     migration: dict[str, Any] | None = None
     last_pass_at: datetime | None = None
     refused: list[dict[str, Any]] = field(default_factory=list)
@@ -202,8 +202,8 @@ class InstallStatus:
 
 
 def install_status() -> InstallStatus | None:
-    from nekomem.install.folder import install_folder_status
-    from nekomem.install.switches import core_config_state
+    from install.folder import install_folder_status
+    from install.switches import core_config_state
 
     state = characters_file_state()
     config = install_config_dir()

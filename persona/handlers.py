@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.install.sync import register_card_hook
+from install.sync import register_card_hook
 from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,

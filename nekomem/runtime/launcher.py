@@ -15,8 +15,6 @@ from enum import Enum
 from django.conf import settings
 from django.http import HttpRequest
 
-from nekomem.install import install_root
-
 CSRF_HEADER = "HTTP_X_CSRF_TOKEN"
 # Anything a proxy or a browser adds: a native client of the launcher sends none of them.
 FORWARDING_HEADERS = ("HTTP_FORWARDED", "HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_HOST", "HTTP_X_REAL_IP")
@@ -33,7 +31,7 @@ class LaunchCredential(Enum):
 
 
 def install_mode() -> bool:
-    return install_root() is not None
+    return settings.NEKOMEM_NEKO_ROOT is not None
 
 
 def launch_token() -> str:

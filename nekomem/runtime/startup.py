@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
@@ -143,3 +144,30 @@ def _writers_resume() -> None:
     except Exception:
         # The block is lifted; the every-minute sweep and the schedules pick the work up anyway.
         logger.exception("could not enqueue the work that waited for the storage block")
+
+
+# --- the serving process (``manage.py serve`` / ``prestart``), not its workers ------------------------------
+
+
+@dataclass(frozen=True)
+class ServerHook:
+    """An app's part of the serving process: ``prestart`` runs in ``manage.py prestart``;
+    ``before_serving`` before any worker can serve (a ``DatabaseError`` there is logged: the workers'
+    own start-up reports a missing schema); ``background`` starts a loop of the serving process and
+    returns the event that stops it, or None when it has nothing to run."""
+
+    name: str
+    prestart: Callable[[], object] | None = None
+    before_serving: Callable[[], object] | None = None
+    background: Callable[[], threading.Event | None] | None = None
+
+
+_server_hooks: dict[str, ServerHook] = {}
+
+
+def register_server_hook(hook: ServerHook) -> None:
+    _server_hooks[hook.name] = hook
+
+
+def server_hooks() -> list[ServerHook]:
+    return list(_server_hooks.values())

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.characters.names import InvalidCharacterName
 from nekomem.characters.services import character_release
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
-from nekomem.install.access import reported_instance_id
+from nekomem.runtime.launcher import reported_instance_id
 from nekomem.runtime.middleware import blocked_response
 from nekomem.runtime.startup import rereads_run, storage_release
 from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, storage_reload

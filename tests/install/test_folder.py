@@ -13,8 +13,7 @@ import pytest
 from django.urls import reverse
 
 from facts.models import Fact
-from nekomem.characters.models import Character
-from nekomem.install.folder import (
+from install.folder import (
     MIGRATION_REASON,
     install_folder_pass,
     install_folder_reread,
@@ -23,7 +22,8 @@ from nekomem.install.folder import (
     install_migration_needed,
     install_migration_run,
 )
-from nekomem.install.models import FolderFile
+from install.models import FolderFile
+from nekomem.characters.models import Character
 from recent.models import RawMessage, RecentMessage
 
 pytestmark = pytest.mark.django_db

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from install.folder import install_start_hooks_run
 from knowledge.files import PACKS_DIR, REGISTRY_FILE, parse_stamp, registry_parse
 from knowledge.install.services import knowledge_folder_take_in
 from knowledge.models import KnowledgePack, KnowledgeStore, PackVersion
@@ -24,7 +25,6 @@ from knowledge.services import (
     knowledge_pack_material_type_set,
     knowledge_pack_remove,
 )
-from nekomem.install.folder import install_start_hooks_run
 from nekomem.runtime.startup import storage_release
 from nekomem.runtime.state import storage_block
 from tests.knowledge.factories import fixture_pack
