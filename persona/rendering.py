@@ -15,10 +15,10 @@ from typing import Any
 
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_memory_touched
+from nekomem.language.counting import count_tokens
 from nekomem.language.plurals import plural
+from nekomem.language.resolution import master_display_name
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import master_display_name
-from nekomem.textproc import count_tokens
 from persona.models import CHANGE_POOL, PersonaEntry, PersonaSection, PersonaState
 from persona.services.entries import legacy_lines
 from persona.services.mentions import suppression_active

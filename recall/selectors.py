@@ -24,6 +24,7 @@ from facts.selectors import fact_subject_counts
 from nekomem.browser.subjects import BrowserSubject
 from nekomem.characters.models import Character
 from nekomem.embeddings import VectorSpace, text_fingerprint
+from nekomem.language.messages import message_text
 from nekomem.pages import pages_read, values_in_pages
 from nekomem.statements import (
     SelectColumns,
@@ -34,7 +35,6 @@ from nekomem.statements import (
     select_rows,
     table,
 )
-from nekomem.textproc import message_text
 from persona.selectors import persona_subject_counts
 from recall.engine import Candidate
 from recall.models import RawTurnVector, ScopedWriteKey, SubjectForgetEpoch, SubjectRecord

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from facts.services import render_dialogue
+from nekomem.language.resolution import master_display_name, resolve_language
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import master_display_name, resolve_language
 
 PROMPTS: dict[str, dict[str, str]] = load_locale_tables("reflections.locales", "PROMPTS")
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nekomem.embeddings import EmbeddingError, get_embedder
-from nekomem.textproc import count_tokens, truncate_tokens
+from nekomem.language.counting import count_tokens, truncate_tokens
 
 logger = logging.getLogger(__name__)
 

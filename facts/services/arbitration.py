@@ -29,8 +29,8 @@ from nekomem.journal.jobs import (
     no_provider_reason,
 )
 from nekomem.journal.models import Job
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 
 logger = logging.getLogger(__name__)

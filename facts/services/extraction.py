@@ -39,10 +39,10 @@ from nekomem.journal.jobs import (
     no_provider_reason,
 )
 from nekomem.journal.models import Job
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import message_text
 from recent.models import RawMessage
 from recent.selectors import raw_log_between, raw_log_last_timestamp
 

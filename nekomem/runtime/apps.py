@@ -16,8 +16,8 @@ class RuntimeConfig(AppConfig):
         process_cache_register("feature_switches", switches_forget)
         process_cache_register("llm_provider_downgrades", reset_compat_cache)
 
+        from nekomem.language.counting import token_counter_warm_up
         from nekomem.runtime.warmups import register_warm_up
-        from nekomem.textproc import token_counter_warm_up
 
         # In the background: its ~2 s would hold a starting worker's first requests.
         register_warm_up("token-counter", token_counter_warm_up)

@@ -22,9 +22,9 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
+from nekomem.language.tokens import keyword_overlap, keyword_set
 from nekomem.statements import instance_get
 from nekomem.subjects import subject_key_from_section
-from nekomem.textproc import keyword_overlap, keyword_set
 from persona.models import CHANGE_POOL, PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.services.records import (
     ENTITY_SECTIONS,

@@ -34,10 +34,10 @@ from nekomem.journal.jobs import (
     register_job_kind,
 )
 from nekomem.journal.models import Job
+from nekomem.language.counting import count_tokens
+from nekomem.language.resolution import master_display_name
 from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status
-from nekomem.locale import master_display_name
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry
 from persona.prompts import merge_messages
 from persona.services.entries import AddOutcome, entry_add, entry_merge_into, persona_prepare

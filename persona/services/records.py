@@ -12,8 +12,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from nekomem.language.counting import count_tokens, tokenizer_identity
 from nekomem.subjects import subject_key_from_extra, subject_key_from_section
-from nekomem.textproc import count_tokens, tokenizer_identity
 from nekomem.timestamps import iso_local, parse_iso
 from persona.models import PersonaEntry
 from reflections.services import Evidence

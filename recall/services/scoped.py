@@ -22,8 +22,8 @@ from nekomem.characters.services import character_memory_forgotten, memory_forgo
 from nekomem.identity.selectors import linked_accounts
 from nekomem.identity.trust import normalize_account_id
 from nekomem.language.codes import supported_language
+from nekomem.language.counting import count_tokens
 from nekomem.subjects import Subject
-from nekomem.textproc import count_tokens
 from persona.selectors import (
     PERSONA_TOKENS,
     persona_entries_of_subjects,

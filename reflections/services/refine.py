@@ -26,8 +26,8 @@ from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
 from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.services import event_append
+from nekomem.language.counting import count_tokens
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens
 from reflections.evidence import evidence_merged
 from reflections.models import RECALL_POOL, Reflection
 from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS

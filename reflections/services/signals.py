@@ -27,10 +27,11 @@ from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
+from nekomem.language.counting import count_tokens, truncate_tokens
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens, message_text, truncate_tokens
 from recent.selectors import raw_log_between
 from reflections.evidence import Signal
 from reflections.keywords import has_negative_keyword

@@ -21,9 +21,9 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.journal.jobs import JobWait, no_provider_reason
 from nekomem.journal.services import event_append
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
-from nekomem.textproc import message_text
 from reflections.evidence import Signal
 from reflections.models import Reflection, SurfacedReflection
 from reflections.prompts import feedback_messages

@@ -1,4 +1,4 @@
-"""Tokenizers, overlaps, bracket stripping and token counting (nekomem.textproc)."""
+"""Tokenizers, overlaps, bracket stripping and token counting (nekomem.language)."""
 
 import subprocess
 import sys
@@ -7,21 +7,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from nekomem import textproc
-from nekomem.textproc import (
-    count_tokens,
+from nekomem.language import counting, tokens
+from nekomem.language.counting import count_tokens, heuristic_token_count, truncate_head_tail, truncate_tokens
+from nekomem.language.messages import message_text, strip_bracketed
+from nekomem.language.normalize import normalized_identity
+from nekomem.language.tokens import (
     dice_overlap,
     fts_tokens,
-    heuristic_token_count,
     keyword_overlap,
     keyword_set,
-    message_text,
-    normalized_identity,
     recall_tokens,
     search_tokens,
-    strip_bracketed,
-    truncate_head_tail,
-    truncate_tokens,
 )
 from tests.support.dataset import turns
 
@@ -191,7 +187,7 @@ def test_message_text_joins_text_parts_only() -> None:
 
 
 def test_count_tokens_exact_o200k_values() -> None:
-    assert textproc.tokenizer_identity() == "o200k_base"
+    assert counting.tokenizer_identity() == "o200k_base"
     assert count_tokens("") == 0
     assert count_tokens("hello world") == 2
     assert count_tokens("你好世界，今天天气很好") == 7
@@ -206,18 +202,18 @@ def _fixture_texts() -> list[str]:
 
 def test_the_compiled_core_counts_as_the_packages_own_api_does() -> None:
     # The package's tiktoken-compatible API is the cross-check of the core we load alone.
-    core, package = textproc._compiled_core_encoder(), textproc._package_encoder()
+    core, package = counting._compiled_core_encoder(), counting._package_encoder()
     texts = _fixture_texts()
     assert len(texts) > 100
     assert [core.encode(text) for text in texts] == [package.encode(text) for text in texts]
-    assert textproc._encoder() is not None and type(textproc._encoder()) is type(core)
+    assert counting._encoder() is not None and type(counting._encoder()) is type(core)
 
 
 def test_counting_loads_the_core_without_importing_the_package() -> None:
     # Importing bpe_openai parses three BPE tables into dicts (~1 s, ~140 MB) counting never reads.
     probe = (
-        "import sys; from nekomem import textproc; "
-        "print(textproc.count_tokens('你好 hello'), 'bpe_openai' in sys.modules)"
+        "import sys; from nekomem.language import counting; "
+        "print(counting.count_tokens('你好 hello'), 'bpe_openai' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [str(count_tokens("你好 hello")), "False"]
@@ -226,7 +222,7 @@ def test_counting_loads_the_core_without_importing_the_package() -> None:
 @pytest.mark.parametrize("budget", range(1, 8))
 def test_a_cut_inside_a_character_drops_its_partial_bytes(budget: int) -> None:
     text = "龘𠮷🙂龘𠮷🙂"  # rare characters: byte-level tokens, so cuts fall inside characters
-    head, tail = truncate_tokens(text, budget), textproc._tail(text, budget)
+    head, tail = truncate_tokens(text, budget), counting._tail(text, budget)
     assert text.startswith(head) and text.endswith(tail)
     assert "\ufffd" not in head + tail
     assert count_tokens(head) <= budget and count_tokens(tail) <= budget
@@ -262,7 +258,7 @@ def test_truncate_tokens_returns_short_text_unchanged() -> None:
 def test_truncate_head_tail_keeps_both_ends() -> None:
     text = "开头" + "中间的内容很长。" * 300 + "结尾"
     cut = truncate_head_tail(text, 250, 250)
-    head, marker, tail = cut.partition(textproc.HEAD_TAIL_MARKER)
+    head, marker, tail = cut.partition(counting.HEAD_TAIL_MARKER)
     assert marker
     assert text.startswith(head) and text.endswith(tail)
     assert count_tokens(head) <= 250 and count_tokens(tail) <= 250
@@ -283,7 +279,7 @@ def test_heuristic_counter_is_close_to_o200k() -> None:
 def test_heuristic_truncation_respects_budget() -> None:
     # The no-encoder fallback path of truncate_tokens / truncate_head_tail.
     text = "主人喜欢在周末去图书馆看书。" * 50
-    head, tail = textproc.heuristic_prefix(text, 40), textproc.heuristic_suffix(text, 40)
+    head, tail = counting.heuristic_prefix(text, 40), counting.heuristic_suffix(text, 40)
     assert head and text.startswith(head) and heuristic_token_count(head) <= 40
     assert tail and text.endswith(tail) and heuristic_token_count(tail) <= 40
     assert heuristic_token_count(text[: len(head) + 1]) > 40
@@ -327,27 +323,27 @@ def test_stemming_from_many_threads_at_once_gives_each_word_its_own_stem() -> No
 
 
 def test_the_token_table_loads_once_however_many_threads_ask_for_it_first() -> None:
-    textproc._encoder_loaded.cache_clear()
+    counting._encoder_loaded.cache_clear()
     together = threading.Barrier(4)
 
     def first_count(_: int) -> object:
         together.wait()
-        return textproc._encoder()
+        return counting._encoder()
 
     with ThreadPoolExecutor(4) as pool:
         encoders = list(pool.map(first_count, range(4)))
-    assert textproc._encoder_loaded.cache_info().misses == 1
+    assert counting._encoder_loaded.cache_info().misses == 1
     assert len({id(encoder) for encoder in encoders}) == 1
 
 
 def test_a_starting_worker_loads_the_token_table_in_the_background() -> None:
     from nekomem.runtime import warmups
 
-    assert warmups._warm_ups["token-counter"] is textproc.token_counter_warm_up
+    assert warmups._warm_ups["token-counter"] is counting.token_counter_warm_up
     assert "token-counter" not in warmups._before_serving  # its ~2 s would hold the first requests
 
 
 def test_word_chars_are_single_han_and_hangul_characters_folded_to_simplified() -> None:
     # Kana are particles or parts of words, never a word alone; names are stop words here too.
-    assert textproc.word_chars("我家的貓と개, cat 小雨", ["小雨"]) == ["我", "家", "的", "猫", "개"]
-    assert [t for t in ("猫", "개", "ね", "ab", "猫猫") if textproc.is_word_char(t)] == ["猫", "개"]
+    assert tokens.word_chars("我家的貓と개, cat 小雨", ["小雨"]) == ["我", "家", "的", "猫", "개"]
+    assert [t for t in ("猫", "개", "ね", "ab", "猫猫") if tokens.is_word_char(t)] == ["猫", "개"]
