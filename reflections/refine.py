@@ -23,15 +23,14 @@ import numpy as np
 
 from nekomem.journal.causes import change_source
 from nekomem.journal.jobs import (
-    NO_PROVIDER,
     job_fail,
     job_start,
     job_succeed,
     job_supersede_all_but,
     job_wait,
     job_wait_for_provider,
-    no_provider_reason,
 )
+from nekomem.journal.work import NO_PROVIDER, no_provider_reason
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 
 REFINE_COSINE = 0.82

@@ -25,8 +25,8 @@ from django.db.models import Count, Field, Max
 
 from nekomem.characters.models import Character
 from nekomem.journal.events import EVENT_TYPES, VERSION_EVENT
-from nekomem.journal.jobs import JOB_MAX_ATTEMPTS
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.work import JOB_MAX_ATTEMPTS
 from nekomem.portability import (
     FileHandler,
     ImportResult,

@@ -23,15 +23,7 @@ from nekomem.journal.broker import outbox_ops_enqueue
 from nekomem.journal.causes import change_source, current_cause
 from nekomem.journal.dispatch import outbox_dispatcher
 from nekomem.journal.events import VERSION_EVENT, check_event_type
-from nekomem.journal.jobs import (
-    DEFAULT_LEASE,
-    JobWait,
-    work_claim_returning,
-    work_current,
-    work_fail,
-    work_succeed,
-    work_wait,
-)
+from nekomem.journal.jobs import JobWait
 from nekomem.journal.models import AppliedSentinel, Event, Job, OutboxOp, WorkStatus
 from nekomem.journal.registry import (
     event_handler_for,
@@ -40,6 +32,14 @@ from nekomem.journal.registry import (
     live_row_keys,
     outbox_steps_for,
     raw_turns_hooks,
+)
+from nekomem.journal.work import (
+    DEFAULT_LEASE,
+    work_claim_returning,
+    work_current,
+    work_fail,
+    work_succeed,
+    work_wait,
 )
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
 from nekomem.statements import insert_select_sql

@@ -26,8 +26,8 @@ from django.utils import timezone
 
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
-from nekomem.journal.jobs import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.journal.models import Job, OutboxOp, WorkStatus
+from nekomem.journal.work import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.llm import tier_config
 from nekomem.llm.config import FALLBACK_TIER
 from nekomem.runtime.caches import process_caches_usage

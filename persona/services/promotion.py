@@ -24,16 +24,9 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.journal.causes import caused_by
-from nekomem.journal.jobs import (
-    NO_PROVIDER,
-    job_fail,
-    job_start,
-    job_succeed,
-    job_wait_for_provider,
-    no_provider_reason,
-    register_job_kind,
-)
+from nekomem.journal.jobs import job_fail, job_start, job_succeed, job_wait_for_provider, register_job_kind
 from nekomem.journal.models import Job
+from nekomem.journal.work import NO_PROVIDER, no_provider_reason
 from nekomem.language.counting import count_tokens
 from nekomem.language.resolution import master_display_name
 from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status

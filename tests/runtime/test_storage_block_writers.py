@@ -15,10 +15,11 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from nekomem.characters.locks import lock_character
-from nekomem.journal.jobs import job_create, job_run, register_job_kind, unregister_job_kind, work_sweep
+from nekomem.journal.jobs import job_create, job_run, register_job_kind, unregister_job_kind
 from nekomem.journal.models import Job, OutboxOp
 from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
 from nekomem.journal.services import outbox_op_register, outbox_ops_execute
+from nekomem.journal.sweep import work_sweep
 from nekomem.runtime import startup, state
 from nekomem.runtime.models import StorageState
 from nekomem.runtime.services import schedules_upsert

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from nekomem.journal.jobs import work_restart
 from nekomem.journal.services import events_reconcile
+from nekomem.journal.sweep import work_restart
 from nekomem.runtime.startup import server_hooks
 
 
