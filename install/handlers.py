@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from install import install_root
-from install.folder import (
-    install_folder_reread_answer,
-    install_migration_abandoned_release,
-    install_migration_begin,
-    install_refusals,
-    install_watcher_start,
-)
+from install.folder import install_refusals, install_watcher_start
+from install.migration import install_migration_abandoned_release, install_migration_begin
 from install.switches import core_switch_enabled, core_switch_write
 from install.sync import install_status
+from install.take_in import install_folder_reread_answer
 from nekomem.browser.registry import register_overview_extra
 from nekomem.runtime.startup import ServerHook, register_reread_hook, register_server_hook
 from nekomem.runtime.status import register_install_status

@@ -23,6 +23,8 @@ from django.db import transaction
 from install import install_config_dir
 from install.characters import InstallCharacters, character_card, parse_characters
 from install.files import FileState, WatchedJsonFile
+from install.folder import install_folder_status
+from install.switches import core_config_state
 from nekomem.characters.models import Character
 from nekomem.characters.names import InvalidCharacterName, validate_character_name
 from nekomem.characters.services import (
@@ -202,9 +204,6 @@ class InstallStatus:
 
 
 def install_status() -> InstallStatus | None:
-    from install.folder import install_folder_status
-    from install.switches import core_config_state
-
     state = characters_file_state()
     config = install_config_dir()
     if state is None or config is None:
