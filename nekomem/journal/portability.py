@@ -32,14 +32,13 @@ from nekomem.portability import (
     ImportResult,
     MalformedFile,
     chunked,
-    iso_local,
-    parse_iso,
     read_json,
     read_ndjson,
     register_file_handler,
     write_json,
     write_ndjson,
 )
+from nekomem.timestamps import iso_local, parse_iso
 
 
 def copy_id(original: uuid.UUID, *, character_id: int) -> uuid.UUID:
