@@ -352,9 +352,9 @@ def kernel_violations(root: Path) -> list[Violation]:
                 violations.append(Violation(relative, line, "kernel-order", target, why))
         violations.extend(_deferred_violations(root, relative, tree))
     for circle in _circles(graph):
-        path = modules[circle[0]].relative_to(root).as_posix()
+        first = modules[circle[0]].relative_to(root).as_posix()
         why = "the kernel holds no import circle"
-        violations.append(Violation(path, 1, "kernel-cycle", " -> ".join([*circle, circle[0]]), why))
+        violations.append(Violation(first, 1, "kernel-cycle", " -> ".join([*circle, circle[0]]), why))
     return violations
 
 
