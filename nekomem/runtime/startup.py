@@ -72,6 +72,10 @@ def register_reread_hook(name: str, hook: RereadHook) -> None:
     _reread_hooks[name] = hook
 
 
+def unregister_reread_hook(name: str) -> None:
+    _reread_hooks.pop(name, None)
+
+
 def rereads_run(*, names: Collection[str] | None = None) -> dict[str, Mapping[str, object]]:
     """Run every reread hook; what each reported, by its name."""
     reported: dict[str, Mapping[str, object]] = {}
