@@ -19,11 +19,14 @@ run: install
 	$(PY) manage.py prepare
 	$(PY) manage.py serve
 
-# Style, the architecture's import and locking boundaries (nekomem/devtools/boundaries.py), types.
+# Style, the architecture's import and locking boundaries (nekomem/devtools/boundaries.py), the
+# kernel's share of the code (kernel_share.py), modules by subject (module_size.py), types.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m nekomem.devtools.boundaries
+	$(PY) -m nekomem.devtools.kernel_share --quiet
+	$(PY) -m nekomem.devtools.module_size
 	$(VENV)/bin/mypy .
 
 # Embedded default (SQLite + ORM broker), then PostgreSQL + Redis.

@@ -1,4 +1,4 @@
-"""The first start in an install folder (``nekomem/install/folder.py``): every character taken in once.
+"""The first start in an install folder (``install/migration.py``): every character taken in once.
 
     flock /tmp/nekomem-bench.lock .venv/bin/python bench/install_migration.py [--characters 10]
         [--facts 10000] [--raw 20000]
@@ -63,8 +63,8 @@ def main() -> None:
     from django.db import connection
 
     from facts.models import Fact
-    from nekomem.install.folder import install_migration_begin, install_migration_run
-    from nekomem.runtime.state import startup_run
+    from install.migration import install_migration_begin, install_migration_run
+    from nekomem.runtime.startup import startup_run
     from recent.models import RawMessage
 
     assert startup_run()

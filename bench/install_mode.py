@@ -69,7 +69,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client, override_settings
 
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
 
     call_command("migrate", verbosity=0)
     if not startup_run():

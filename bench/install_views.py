@@ -1,4 +1,4 @@
-"""What the install's live file views cost per layer (``nekomem/install/folder.py``), by facts held.
+"""What the install's live file views cost per layer (``install/writing.py``), by facts held.
 
     flock /tmp/nekomem-bench.lock .venv/bin/python bench/install_views.py [--sizes 1000,10000,100000]
 
@@ -45,10 +45,11 @@ def main() -> None:
     from django.utils import timezone
 
     from facts.models import Fact
+    from install.take_in import install_folder_reread
+    from install.writing import FileWritten, folder_write_views
     from nekomem.characters.models import Character
     from nekomem.characters.services import character_memory_changed
-    from nekomem.install.folder import FileWritten, folder_write_views, install_folder_reread
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from recent.services.turns import turn_record
 
     assert startup_run()  # the writer writes nothing while this process is not ready

@@ -218,7 +218,7 @@ def worker(code: str, *, stdin: int | None = None) -> subprocess.Popen[bytes]:
         "single_threaded_here()\n"
         "django.setup()\n"
         # The knowledge services refuse work (knowledge_starting) in a process that has not run startup.
-        "from nekomem.runtime.state import startup_run\n"
+        "from nekomem.runtime.startup import startup_run\n"
         "assert startup_run()\n" + code
     )
     return subprocess.Popen(
@@ -252,7 +252,7 @@ def main() -> None:
 
     from knowledge.models import KnowledgeChunk, KnowledgeImport
     from nekomem import embeddings
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
 
     call_command("migrate", verbosity=0)
     if not startup_run():

@@ -116,7 +116,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
 
     call_command("migrate", verbosity=0)
     if not startup_run():

@@ -34,9 +34,9 @@ OP_TYPE = "bench_noop"
 
 def orm_claim(op_ids: list[uuid.UUID]) -> tuple[uuid.UUID | None, dict[uuid.UUID, Any]]:
     """The claim through the ORM: ``work_claim``'s ``UPDATE``, then a ``SELECT`` of the rows it took."""
-    from nekomem.journal.jobs import DEFAULT_LEASE, work_claim
     from nekomem.journal.models import OutboxOp
     from nekomem.journal.services import ClaimedOp
+    from nekomem.journal.work import DEFAULT_LEASE, work_claim
 
     token = work_claim(OutboxOp.objects.filter(op_id__in=op_ids), lease=DEFAULT_LEASE)
     if token is None:

@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> None:
 
     from nekomem.characters.models import Character
     from nekomem.embeddings import get_embedder
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from recall.backfill import embedding_backfill
 
     # Backfilled vectors reach an index inline at its catch-up, not from the filler thread. The configs

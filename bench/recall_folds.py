@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> str:
 
     from nekomem.characters.models import Character
     from nekomem.embeddings import get_embedder
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from recall.backfill import embedding_backfill
 
     settings.RECALL_BUILD_WAIT_SECONDS = None  # as in recall_eval: every query ranks with every vector

@@ -103,7 +103,7 @@ def main() -> None:
 
     from facts.models import Fact
     from nekomem.characters.models import Character
-    from nekomem.textproc import search_tokens
+    from nekomem.language.tokens import search_tokens
     from recall.backfill import embedding_backfill
 
     call_command("migrate", verbosity=0)

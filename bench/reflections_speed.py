@@ -50,7 +50,7 @@ def main() -> None:
     from nekomem.characters.models import Character
     from nekomem.embeddings import get_embedder
     from nekomem.llm import reset_compat_cache
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from reflections.models import Reflection, SurfacedReflection
     from reflections.services import reflection_synthesize
     from reflections.services.records import reflection_id_for

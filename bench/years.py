@@ -791,7 +791,7 @@ def main() -> None:
     call_command("prestart", verbosity=0, stdout=io.StringIO())
 
     from nekomem.embeddings.state import get_embedder
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from nekomem.runtime.warmups import warm_ups_before_serving
 
     if not startup_run():

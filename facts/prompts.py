@@ -6,12 +6,12 @@ because downstream tooling matches them as a watermark (reference §7).
 
 from __future__ import annotations
 
-from nekomem.language.tables import load_locale_tables
-from nekomem.locale import (
+from nekomem.language.resolution import (
     language_of,  # noqa: F401  re-exported: the layer's prompts choose by it
     master_display_name,
     resolve_language,
 )
+from nekomem.language.tables import load_locale_tables
 
 DIALOGUE_OPEN = "======以下为对话======"
 DIALOGUE_CLOSE = "======以上为对话======"

@@ -62,8 +62,8 @@ from knowledge.search import (
 from nekomem import embeddings
 from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
-from nekomem.journal.jobs import work_claim, work_current, work_succeed
 from nekomem.journal.models import WorkStatus
+from nekomem.journal.work import work_claim, work_current, work_succeed
 from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer, storage_writes_allowed
 
 logger = logging.getLogger(__name__)

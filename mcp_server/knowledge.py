@@ -8,7 +8,7 @@ from typing import Any
 
 from knowledge.services import knowledge_query
 from mcp_server.memory import Connection
-from nekomem.locale import resolve_language
+from nekomem.language.resolution import resolve_language
 
 # The fields of the route's answer a model can use; ``card_ids`` and the timing are the chat server's.
 ANSWER_FIELDS = ("result", "context", "hits", "retrieval_mode")

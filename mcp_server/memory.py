@@ -27,8 +27,8 @@ from nekomem.characters.selectors import character_get
 from nekomem.errors import Conflict
 from nekomem.http import HistoryParseError
 from nekomem.journal.causes import caused_by
-from nekomem.locale import resolve_language
-from nekomem.timewindows import TimeWindow, parse_time_window
+from nekomem.language.resolution import resolve_language
+from nekomem.language.times import TimeWindow, parse_time_window
 from persona.models import PersonaEntry
 from persona.selectors import long_term_memory_markdown, persona_entries_browse, persona_entry_get
 from persona.services import persona_ensure, persona_entry_delete, persona_entry_edit

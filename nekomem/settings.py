@@ -122,7 +122,7 @@ INSTALLED_APPS = [
     "nekomem.characters",
     "nekomem.journal",
     "nekomem.runtime",
-    "nekomem.install",
+    "install",
     "groupchat.identity",
     "recent",
     "facts",
@@ -143,7 +143,7 @@ MIDDLEWARE = [
     "nekomem.runtime.middleware.ClientAccessMiddleware",
     "nekomem.runtime.middleware.JsonBodyMiddleware",
     "nekomem.runtime.middleware.RestrictedModeMiddleware",
-    "nekomem.install.middleware.InstallSyncMiddleware",
+    "install.middleware.InstallSyncMiddleware",
     "nekomem.journal.causes.ChangeCauseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -268,7 +268,7 @@ EMBEDDINGS_ENABLED = env_bool("NEKOMEM_EMBEDDINGS", True)
 EMBEDDING_MODEL_DIR = Path(os.environ.get("NEKOMEM_MODEL_DIR", BASE_DIR / "var" / "models"))
 # Recall indexes saved after a build, so a restarted worker loads one instead of rebuilding ("" = off).
 # How long the journal keeps every version of a memory row (issue 49); the last few versions of a live
-# row stay whatever their age (``nekomem.journal.services.HISTORY_KEEP_VERSIONS``).
+# row stay whatever their age (``nekomem.journal.compaction.HISTORY_KEEP_VERSIONS``).
 HISTORY_RETENTION_DAYS = max(1, int(os.environ.get("NEKOMEM_HISTORY_RETENTION_DAYS", "90")))
 RECALL_SNAPSHOT_DIR = os.environ.get("NEKOMEM_RECALL_SNAPSHOT_DIR", str(VAR_DIR / "recall-index"))
 # How long a query waits for its character's index to be built (after an import: tens of seconds at

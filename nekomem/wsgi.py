@@ -23,7 +23,7 @@ application = get_wsgi_application()
 # Startup work (migrations checked, events reconciled) runs in every server process as it loads the
 # application, so none serves a request from an unsettled view; until it succeeds, restricted mode
 # answers 409.
-from nekomem.runtime.state import startup_run  # noqa: E402
+from nekomem.runtime.startup import startup_run  # noqa: E402
 from nekomem.runtime.warmups import warm_ups_before_serving, warm_ups_start  # noqa: E402
 
 if startup_run():

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.install.sync import register_card_hook
+from install.sync import register_card_hook
 from nekomem.journal.registry import (
     POST_TURN_OP,
     register_event_handler,
@@ -15,7 +15,6 @@ from nekomem.journal.registry import (
     register_live_rows,
     register_outbox_step,
 )
-from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from persona.models import PersonaCorrection, PersonaEntry
@@ -29,6 +28,7 @@ from persona.services.observations import PREFIX, persona_observation_signal, pe
 from persona.services.promotion import register_jobs as promotion_jobs_register
 from persona.services.records import entry_from_file_dict
 from persona.services.refine import register_refine_jobs
+from reflections.services import ObservationSource, register_observation_source
 
 
 def replay_entry_snapshot(character_id: int, payload: dict[str, Any]) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.db import models
 
 from nekomem.characters.models import Character
-from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 from nekomem.subjects import KEY_MAX, PrivateRowsManager
+from reflections.models import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 
 # How memory-change log rows name a persona entry (by its primary key): an entry written or deleted,
 # or its vector written by the backfill. Persona is in no recall pool (reference §4.1): a recall index
@@ -51,7 +51,7 @@ class PersonaSection(models.Model):
 class PersonaEntry(EvidenceFields, MentionFields, VectorCacheFields, ArchivedFields):
     """One persona fact (a ``persona.json`` entry, or an archived one in ``persona_archive/``; §2.10).
 
-    Reinforcement and disputation are stored raw; the score is computed on read (``nekomem.evidence``);
+    Reinforcement and disputation are stored raw; the score is computed on read (``reflections.evidence``);
     protected (character-card) entries score +∞.
     """
 

@@ -29,6 +29,7 @@ from nekomem.portability import (
     write_records,
 )
 from nekomem.subjects import subject_key_from_extra, subject_key_from_section
+from persona.card import card_sha
 from persona.models import (
     CORRECTION_POOL,
     PersonaArchiveShard,
@@ -38,7 +39,7 @@ from persona.models import (
     PersonaState,
 )
 from persona.selectors import persona_corrections_list, persona_file_view, persona_in_shards, persona_state
-from persona.services.entries import card_sha, correction_key
+from persona.services.entries import correction_key
 from persona.services.records import (
     META_SECTION,
     MODEL_FIELDS,

@@ -15,11 +15,10 @@ from typing import Any
 
 from nekomem.characters.models import Character
 from nekomem.characters.selectors import character_memory_touched
-from nekomem.evidence import evidence_score
+from nekomem.language.counting import count_tokens
 from nekomem.language.plurals import plural
+from nekomem.language.resolution import master_display_name
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import master_display_name
-from nekomem.textproc import count_tokens
 from persona.models import CHANGE_POOL, PersonaEntry, PersonaSection, PersonaState
 from persona.services.entries import legacy_lines
 from persona.services.mentions import suppression_active
@@ -27,6 +26,7 @@ from persona.services.promotion import reflection_evidence
 from persona.services.records import META_SECTION, score_of, token_cache_fresh
 from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
+from reflections.selectors import evidence_score
 
 PROTECTED_MAX = 80
 SUPPRESSED_MAX = 40

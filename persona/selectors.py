@@ -9,7 +9,6 @@ from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from nekomem.runtime.status import VectorCoverage
 from nekomem.subjects import SUBJECTS_ALL, subject_rows
-from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
 from persona.models import PersonaCorrection, PersonaEntry, PersonaSection, PersonaState
 from persona.rendering import (
     PERSONA_TOKENS,
@@ -20,6 +19,7 @@ from persona.rendering import (
 )
 from persona.services.mentions import suppression_active
 from persona.services.records import entry_to_file_dict
+from reflections.selectors import vector_cache_coverage, vector_cache_stale
 
 __all__ = [
     "PERSONA_TOKENS",

@@ -11,8 +11,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from nekomem.characters.models import Character
-from nekomem.locale import master_display_name
-from nekomem.textproc import strip_bracketed
+from nekomem.language.messages import strip_bracketed
+from nekomem.language.resolution import master_display_name
 from persona.selectors import long_term_memory_markdown, settings_text
 from persona.services import persona_ensure_current
 from recall import locale

@@ -28,8 +28,8 @@ from django.db import close_old_connections, connection
 
 from nekomem.characters.selectors import memory_changes_since
 from nekomem.embeddings import VectorSpace, get_embedder, trim_heap, vector_space
+from nekomem.language.tokens import tokenizers_warm_up
 from nekomem.runtime.caches import CacheUsage
-from nekomem.textproc import tokenizers_warm_up
 from recall.engine import Candidate, RecallIndex
 from recall.engine.vectors import unit_rows
 from recall.selectors import (

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.textproc import count_tokens, truncate_tokens
+from nekomem.language.counting import count_tokens, truncate_tokens
 from recall import locale
 
 ENTRY_TOKENS = 400  # per-entry text, truncated (not dropped)

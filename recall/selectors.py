@@ -22,6 +22,7 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from facts.models import RECALL_POOL, ExtractionCursor, Fact
 from nekomem.characters.models import Character
 from nekomem.embeddings import VectorSpace, text_fingerprint
+from nekomem.language.messages import message_text
 from nekomem.pages import pages_read, values_in_pages
 from nekomem.statements import (
     SelectColumns,
@@ -32,7 +33,6 @@ from nekomem.statements import (
     select_rows,
     table,
 )
-from nekomem.textproc import message_text
 from recall.engine import Candidate
 from recall.models import RawTurnVector
 from recall.reflection_pool import reflection_candidates

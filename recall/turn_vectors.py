@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import embedder_within, get_embedder, vector_space
+from nekomem.language.times import find_time_expression
 from nekomem.runtime.state import StorageBlocked, storage_writer
-from nekomem.timewindows import find_time_expression
 from recall import index_cache
 from recall.backfill import raw_turns_embed
 from recall.selectors import raw_turns_without_window

@@ -12,7 +12,7 @@ from nekomem.characters.selectors import character_get
 from nekomem.characters.services import character_language_offer
 from nekomem.errors import storage_unavailable
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, validated_name
-from nekomem.locale import resolve_language
+from nekomem.language.resolution import resolve_language
 from nekomem.subjects import SUBJECTS_MAX, SubjectError, subject_parse
 from recall import locale
 from recall.context import working_context_render

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
-from nekomem.textproc import message_text
+from nekomem.language.messages import message_text
 from recent.models import RawMessage
 from recent.selectors import (
     raw_log_first_from,

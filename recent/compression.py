@@ -27,11 +27,12 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character, settle_lock
 from nekomem.characters.models import Character
 from nekomem.journal.causes import change_cause
-from nekomem.journal.jobs import job_run, no_provider_reason
+from nekomem.journal.jobs import job_run
 from nekomem.journal.models import Job, WorkStatus
+from nekomem.journal.work import no_provider_reason
+from nekomem.language.counting import count_tokens, truncate_head_tail, truncate_tokens
+from nekomem.language.resolution import master_display_name
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json, provider_status
-from nekomem.locale import master_display_name
-from nekomem.textproc import count_tokens, truncate_head_tail, truncate_tokens
 from recent import prompts
 from recent.jobs import COMPRESS_JOB, recent_job_request
 from recent.messages import content_text

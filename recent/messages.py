@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from nekomem.http import HistoryParseError  # re-exported for callers
-from nekomem.textproc import message_text as content_text  # one text rule for every layer
+from nekomem.language.messages import message_text as content_text  # one text rule for every layer
 
 MESSAGE_TYPES = ("human", "ai", "system")
 # LangChain types the original stores but never renders: they go to the raw log only, never into

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from nekomem.characters.language import character_language
 from nekomem.characters.models import Character
+from nekomem.language.resolution import master_display_name
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import master_display_name
 from recent.messages import content_text
 from recent.selectors import recent_window, theater_capsule_lines
 

@@ -24,8 +24,8 @@ from nekomem.characters.models import Character
 from nekomem.journal.causes import change_cause
 from nekomem.journal.jobs import JobGiveUp, job_is_current, job_succeed
 from nekomem.journal.models import Job
+from nekomem.language.resolution import master_display_name
 from nekomem.llm import LLMError, LLMTruncated, LLMUnavailable, chat_json
-from nekomem.locale import master_display_name
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_enabled
 from recent import prompts
 from recent.jobs import REVIEW_JOB, recent_job_active, recent_job_cancel, recent_job_request

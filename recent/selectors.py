@@ -9,9 +9,9 @@ from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 
+from nekomem.language.messages import message_text
 from nekomem.language.tables import load_locale_tables
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
-from nekomem.textproc import message_text
 from recent.messages import message_text as history_message_text  # noqa: F401  re-exported: scoped_history parses with it
 from recent.messages import parse_history  # noqa: F401  re-exported: other layers read a HistoryRequest with it
 from recent.models import RawMessage, RecentMessage, TheaterCapsule

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from install import install_root
 from nekomem.characters.language import language_arrival_stamp
 from nekomem.characters.selectors import character_get
 from nekomem.http import (
@@ -20,7 +21,6 @@ from nekomem.http import (
     read_json_object,
     validated_name,
 )
-from nekomem.install import install_root
 from recent.messages import parse_history
 from recent.rendering import recent_history_text
 from recent.repetition import (

@@ -14,10 +14,10 @@ from nekomem.journal.registry import (
     register_live_rows,
     register_outbox_step,
 )
-from nekomem.observations import ObservationSource, register_observation_source
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.timestamps import parse_iso
 from reflections.models import Reflection, SurfacedReflection
+from reflections.observations import ObservationSource, register_observation_source
 from reflections.selectors import reflection_event_seeds, reflection_ids_live
 from reflections.services import reflections_feedback_check, reflections_keyword_hook
 from reflections.services.archive import shard_take

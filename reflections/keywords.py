@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from nekomem.textproc import normalize_for_search
+from nekomem.language.normalize import normalize_for_search
 
 NEGATIVE_KEYWORDS: dict[str, tuple[str, ...]] = {
     "zh": (

@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.db import models
 
 from nekomem.characters.models import Character
-from nekomem.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 from nekomem.subjects import KEY_MAX, PrivateRowsManager
+from reflections.memory_items import ArchivedFields, EvidenceFields, MentionFields, VectorCacheFields
 
 REFLECTION_SCHEMA_VERSION = 2
 
@@ -19,7 +19,7 @@ class Reflection(EvidenceFields, MentionFields, VectorCacheFields, ArchivedField
     Archived reflections stay in this table with status ``archived`` and the shard they belong to
     (``archive_shard_path``), so an entry keeps one row whatever file it is exported into.
     Reinforcement and disputation are stored raw; the score is computed on read
-    (``nekomem.evidence``).
+    (``reflections.evidence``).
     """
 
     class Entity(models.TextChoices):

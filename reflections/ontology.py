@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nekomem.textproc import count_tokens
+from nekomem.language.counting import count_tokens
 
 RELATION_TYPES: dict[str, frozenset[str]] = {
     "master": frozenset({"preference", "trait", "habit", "identity", "emotional", "boundary"}),

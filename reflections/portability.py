@@ -23,14 +23,13 @@ from nekomem.portability import (
     FileHandler,
     ImportResult,
     MalformedFile,
-    iso_local,
-    parse_iso,
     read_json,
     register_file_handler,
     rows_upsert,
     write_json,
     write_records,
 )
+from nekomem.timestamps import iso_local, parse_iso
 from reflections.models import RECALL_POOL, ArchiveShard, Reflection, ReflectionCursor, SurfacedReflection
 from reflections.selectors import reflections_in_file, reflections_in_shards, surfaced_list
 from reflections.services.records import MODEL_FIELDS, reflection_from_file_dict, reflection_to_file_dict

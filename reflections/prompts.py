@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from facts.services import render_dialogue
+from nekomem.language.resolution import master_display_name, resolve_language
 from nekomem.language.tables import load_locale_tables
-from nekomem.locale import master_display_name, resolve_language
 
 PROMPTS: dict[str, dict[str, str]] = load_locale_tables("reflections.locales", "PROMPTS")
 
@@ -91,7 +91,7 @@ def rebuttal_messages(
 def rerank_messages(
     *, name: str, master: str, queries: list[str], memories: list[str], budget: int, language: str | None
 ) -> list[dict[str, str]]:
-    """The re-rank step of Stage 2's observation pool (``nekomem.reranking.chat_ranker``)."""
+    """The re-rank step of Stage 2's observation pool (``reflections.reranking.chat_ranker``)."""
     return _user(
         _prompt(language, "rerank").format(
             name=name,

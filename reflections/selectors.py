@@ -13,13 +13,13 @@ from django.db.models.functions import Coalesce
 
 from facts.models import FACT_SCHEMA_VERSION, Fact
 from nekomem.embeddings import Embedder, decode_vector, text_fingerprint
-from nekomem.evidence import Evidence, evidence_score
 from nekomem.journal.models import Event, Job
 from nekomem.runtime.status import VectorCoverage
 from nekomem.subjects import subject_rows
-from nekomem.vector_cache import vector_cache_coverage, vector_cache_stale
+from reflections.evidence import Evidence, evidence_score
 from reflections.models import REFLECTION_SCHEMA_VERSION, Reflection, SurfacedReflection
 from reflections.services.records import ACTIVE_STATUSES, reflection_to_file_dict
+from reflections.vector_cache import vector_cache_coverage, vector_cache_stale
 
 MIN_SYNTHESIS_IMPORTANCE = 5
 

@@ -20,7 +20,8 @@ def _runtime_started(request):
     )
     if not uses_db:
         return
-    from nekomem.runtime.state import is_ready, startup_run
+    from nekomem.runtime.startup import startup_run
+    from nekomem.runtime.state import is_ready
 
     if not is_ready():
         request.getfixturevalue("transactional_db" if "transactional_db" in request.fixturenames else "db")
@@ -30,7 +31,7 @@ def _runtime_started(request):
 @pytest.fixture(autouse=True)
 def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
-    from knowledge.search.lookup import knowledge_index_forget
+    from knowledge.search.index_cache import knowledge_index_forget
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.status import vector_coverage_forget
     from nekomem.runtime.switches import switches_forget

@@ -21,16 +21,11 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
-from nekomem.journal.jobs import (
-    job_fail,
-    job_start,
-    job_succeed,
-    job_wait_for_provider,
-    no_provider_reason,
-)
+from nekomem.journal.jobs import job_fail, job_start, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
+from nekomem.journal.work import no_provider_reason
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 
 logger = logging.getLogger(__name__)

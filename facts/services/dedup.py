@@ -28,7 +28,7 @@ from facts.services.tokens import (
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.services import event_append
-from nekomem.textproc import normalized_identity
+from nekomem.language.normalize import normalized_identity
 
 logger = logging.getLogger(__name__)
 

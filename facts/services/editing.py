@@ -18,7 +18,7 @@ from nekomem.characters.services import (
     memory_forgotten_apply,
 )
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import events_redact
+from nekomem.journal.redaction import events_redact
 
 
 def fact_text_set(*, fact: Fact, text: str) -> None:

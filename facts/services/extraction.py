@@ -29,20 +29,13 @@ from facts.services.records import FactDraft, draft_from_llm
 from nekomem.characters.language import character_language
 from nekomem.characters.models import Character
 from nekomem.journal.causes import caused_by
-from nekomem.journal.jobs import (
-    JobWait,
-    job_cancel,
-    job_fail,
-    job_start,
-    job_succeed,
-    job_wait_for_provider,
-    no_provider_reason,
-)
+from nekomem.journal.jobs import JobWait, job_cancel, job_fail, job_start, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
+from nekomem.journal.work import no_provider_reason
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMBadOutput, LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import message_text
 from recent.models import RawMessage
 from recent.selectors import raw_log_between, raw_log_last_timestamp
 

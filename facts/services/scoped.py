@@ -26,7 +26,7 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import events_redact
+from nekomem.journal.redaction import events_redact
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from nekomem.subjects import Subject
 

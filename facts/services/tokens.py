@@ -21,7 +21,8 @@ from django.db import connection
 from django.db.models import Count
 
 from facts.models import Fact, FactToken
-from nekomem.textproc import fts_tokens, normalize_for_search
+from nekomem.language.normalize import normalize_for_search
+from nekomem.language.tokens import fts_tokens
 
 # Bump when fts_tokens changes meaning: every row is then re-indexed lazily.
 TOKENIZER_VERSION = "fts1"

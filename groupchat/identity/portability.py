@@ -22,12 +22,11 @@ from nekomem.portability import (
     ImportResult,
     MalformedFile,
     RootFileHandler,
-    iso_local,
-    parse_iso,
     read_json,
     register_root_file_handler,
     write_json,
 )
+from nekomem.timestamps import iso_local, parse_iso
 
 FILENAME = "speaker_trust.json"
 VERSION = 1

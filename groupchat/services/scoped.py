@@ -23,8 +23,8 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_forgotten, memory_forgotten_apply
 from nekomem.language.codes import supported_language
+from nekomem.language.counting import count_tokens
 from nekomem.subjects import Subject
-from nekomem.textproc import count_tokens
 from persona.selectors import (
     PERSONA_TOKENS,
     persona_entries_of_subjects,

@@ -4,12 +4,12 @@ whole-folder export/import's ``ROOT/knowledge/``."""
 
 from __future__ import annotations
 
+from install.folder import register_install_start_hook
 from knowledge.install import portability
 from knowledge.install.services import knowledge_folder_changed, knowledge_install_take_in
 from knowledge.services import register_knowledge_change_listener
-from nekomem.install.folder import register_install_start_hook
 from nekomem.portability import register_root_file_handler
-from nekomem.runtime.state import register_continue_hook
+from nekomem.runtime.startup import register_continue_hook
 
 
 def register() -> None:

@@ -12,7 +12,8 @@ from knowledge.install.services import knowledge_folder_write, knowledge_store_r
 from knowledge.models import KnowledgePack
 from knowledge.packs import PackRejected, pack_decode
 from nekomem.portability import ImportResult, MalformedFile, RootFileHandler
-from nekomem.runtime.state import is_ready, startup_run
+from nekomem.runtime.startup import startup_run
+from nekomem.runtime.state import is_ready
 
 
 def read(path: Path) -> FolderReading:

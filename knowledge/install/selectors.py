@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.conf import settings
 
+from install import install_root
 from knowledge.files import PackRecord, Registry, RegistryInvalid, SourceRecord, registry_read, utc_stamp
 from knowledge.models import KnowledgePack, KnowledgeStore, PackVersion
-from nekomem.install import install_root
 
 FOLDER_NAME = "knowledge"
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import F
 
+from install import install_root
 from knowledge.files import (
     FolderReading,
     FolderWritten,
@@ -48,7 +49,6 @@ from knowledge.services import (
     knowledge_pack_remove,
 )
 from nekomem.characters.locks import store_lock
-from nekomem.install import install_root
 from nekomem.runtime.state import current_block
 
 logger = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ from typing import Any
 
 from knowledge.search.text import safe_text, single_line
 from nekomem.language.codes import normalize_language
+from nekomem.language.counting import truncate_tokens
 from nekomem.language.tables import load_locale_tables
-from nekomem.textproc import truncate_tokens
 
 STRINGS: dict[str, dict[str, Any]] = load_locale_tables("knowledge.search.locales")
 

@@ -43,3 +43,16 @@ def register_site_page(page: SitePage) -> None:
 
 def site_pages() -> list[SitePage]:
     return sorted(_site_pages.values(), key=lambda page: page.order)
+
+
+# What an app adds to a character's overview page, by template variable: ``reader(name)`` (install
+# mode: ``folder_refusals``, the memory folder's files of the character that were refused).
+_overview_extras: dict[str, Callable[[str], object]] = {}
+
+
+def register_overview_extra(key: str, reader: Callable[[str], object]) -> None:
+    _overview_extras[key] = reader
+
+
+def overview_extras(name: str) -> dict[str, object]:
+    return {key: reader(name) for key, reader in _overview_extras.items()}

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
-from nekomem.browser.registry import layer_pages
+from nekomem.browser.registry import layer_pages, overview_extras
 from nekomem.characters.language import character_language, language_arrival_stamp, stored_language
 from nekomem.characters.models import Character
 from nekomem.characters.names import MAX_NAME_LENGTH, InvalidCharacterName
@@ -23,7 +23,6 @@ from nekomem.characters.services import (
     character_language_set,
     character_rename,
 )
-from nekomem.install.folder import install_refusals
 from nekomem.language.codes import SUPPORTED_LANGUAGES
 from nekomem.runtime.status import status_snapshot
 
@@ -67,7 +66,7 @@ def character_overview(request: HttpRequest, name: str) -> HttpResponse:
             "stored_language": stored_language(character),
             "effective_language": character_language(character),
             "languages": SUPPORTED_LANGUAGES,
-            "folder_refusals": install_refusals(name=character.name),
+            **overview_extras(character.name),
         },
     )
 

@@ -20,7 +20,7 @@ from django.db.models import BigIntegerField, Case, CharField, F, Value, When
 
 from nekomem.characters.models import Character
 from nekomem.language.codes import supported_language
-from nekomem.locale import resolve_language
+from nekomem.language.resolution import resolve_language
 
 _stamp_lock = threading.Lock()
 _last_stamp = 0

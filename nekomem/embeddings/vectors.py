@@ -10,12 +10,20 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from nekomem.embeddings.embedders import Embedder
+
+class VectorModel(Protocol):
+    """What a stored vector is checked against (an ``Embedder``): no model is needed for it, so this
+    module stays below the embedders, which import it."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
 
 def l2_normalise(rows: np.ndarray) -> np.ndarray:
@@ -57,7 +65,7 @@ def vector_is_valid(
     stored_text_sha256: str | None,
     stored_model_id: str | None,
     text: str,
-    embedder: Embedder,
+    embedder: VectorModel,
 ) -> bool:
     """A cached vector counts only when text and model fingerprints match and its dimension fits."""
     return (

@@ -12,6 +12,7 @@ class JournalConfig(AppConfig):
         from nekomem.journal.selectors import job_unfinished_count
 
         handlers.register()
+        handlers.runtime_hooks_register()
         portability.register()
         register_layer_page(
             LayerPage(

@@ -1,10 +1,19 @@
-"""The kernel's own registrations: the one sweep over durable work."""
+"""The kernel's own registrations: the one sweep over durable work, and the journal's part of the
+runtime's startup and ``continue`` (the runtime calls these hooks and imports nothing of the journal)."""
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
+
 from nekomem.characters.services import register_memory_change_observer
 from nekomem.journal.history_services import versions_record
+from nekomem.journal.services import events_reconcile
+from nekomem.journal.sweep import work_sweep
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from nekomem.runtime.startup import register_resume_hook, register_startup_hook
+
+logger = logging.getLogger(__name__)
 
 
 def register() -> None:
@@ -37,3 +46,19 @@ def register() -> None:
             "django-q2 task results (successes after 7 days, failures after 30)",
         )
     )
+
+
+def runtime_hooks_register() -> None:
+    """Before a process serves, the event logs are reconciled; once a storage block lifts, the jobs
+    and outbox ops that waited for it are enqueued at once."""
+    register_startup_hook("journal.reconcile", events_logs_reconcile)
+    register_resume_hook(work_resume)
+
+
+def events_logs_reconcile() -> None:
+    report = events_reconcile()
+    logger.info("startup: reconciled %d events, paused=%d", report.applied, len(report.paused))
+
+
+def work_resume() -> None:
+    work_sweep(grace=timedelta(0))

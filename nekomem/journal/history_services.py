@@ -36,8 +36,8 @@ from nekomem.journal.history_selectors import (
     version_events,
 )
 from nekomem.journal.models import Event
+from nekomem.journal.redaction import events_redact
 from nekomem.journal.registry import HistoryLayer, history_layer, history_layer_for_pool, history_layers
-from nekomem.journal.services import events_redact
 from nekomem.statements import instances_insert
 
 logger = logging.getLogger(__name__)

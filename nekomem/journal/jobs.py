@@ -13,68 +13,50 @@ nothing, and work the block caught in flight waits with reason ``storage_blocked
 ``continue`` enqueues it (``nekomem.runtime.state``).
 
 The outbox keeps its own table (the turn write inserts into it in one statement), but it is claimed,
-retried and dead-lettered by the same functions here, which work on any ``DurableWork`` model.
+retried and dead-lettered by the same functions (``nekomem.journal.work``), which work on any
+``DurableWork`` model; ``nekomem.journal.sweep`` re-enqueues what is due.
 
 Layers register their job kinds from ``AppConfig.ready()``; the kernel imports no layer.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Field, JSONField, Q, QuerySet
+from django.db.models import F
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from nekomem.characters.locks import lock_character
-from nekomem.journal.broker import outbox_ops_enqueue, task_enqueue
+from nekomem.journal.broker import task_enqueue
 from nekomem.journal.causes import change_source
-from nekomem.journal.models import DurableWork, Job, OutboxOp, WorkStatus
-from nekomem.llm import LLMUnavailable, provider_status
+from nekomem.journal.models import Job, WorkStatus
+from nekomem.journal.work import (
+    DEFAULT_LEASE,
+    NO_PROVIDER,
+    SELF_HEAL_EVERY,
+    SWEEP_GRACE,
+    backoff_delay,
+    error_text,
+    no_provider_reason,
+    ready_tiers,
+    work_claim,
+    work_current,
+    work_fail,
+    work_succeed,
+    work_wait,
+)
+from nekomem.llm import LLMUnavailable
 from nekomem.runtime.state import STORAGE_BLOCKED, StorageBlocked, storage_writer
-from nekomem.statements import column, database, model_field
 
 logger = logging.getLogger(__name__)
 
-JOB_MAX_ATTEMPTS = 5
-# The first retry waits a minute (the sweep's own period); each further one twice as long.
-BACKOFF_FIRST = timedelta(minutes=1)
-DEFAULT_LEASE = timedelta(minutes=10)
-# Reference §3.8 liveness rule: dead work of a kind that opts in gets one probe every 5 h.
-SELF_HEAL_EVERY = timedelta(hours=5)
-# Done jobs of a loop's kind are kept this long as a record; dead work stays until it is retried.
-DONE_KEPT_FOR = timedelta(days=7)
-# Work younger than this is most likely still queued from its on_commit hook.
-SWEEP_GRACE = timedelta(minutes=1)
 JOB_TASK = "nekomem.journal.tasks.job_run"
-
-WAIT_BACKOFF = "backoff"
-NO_PROVIDER = "no_provider:"
-LEASE_EXPIRED = "LeaseExpired: the worker holding it stopped before it finished"
-
-W = TypeVar("W", bound=DurableWork)
-
-
-def no_provider_reason(tier: str) -> str:
-    return f"{NO_PROVIDER}{tier}"
-
-
-def backoff_delay(attempts: int) -> timedelta:
-    """How long work waits after its ``attempts``-th failure: 1, 2, 4, 8 minutes."""
-    return BACKOFF_FIRST * (2 ** max(0, attempts - 1))
-
-
-def error_text(error: BaseException) -> str:
-    # Exceptions of ours carry metadata only (never keys or memory text): see nekomem.llm.errors.
-    return f"{type(error).__name__}: {error}"[:2000]
 
 
 class JobWait(Exception):
@@ -177,192 +159,6 @@ def registered_job_kinds() -> list[JobKind]:
 
 
 # --- the mechanism, on any DurableWork table ----------------------------------------------------------
-
-
-def claimable(now: datetime) -> Q:
-    """Work a runner may take: not finished, and not held by a live lease."""
-    return Q(status__in=[WorkStatus.PENDING, WorkStatus.WAITING]) | Q(
-        status=WorkStatus.RUNNING, lease_until__lt=now
-    )
-
-
-def work_claim(queryset: QuerySet[W], *, lease: timedelta, now: datetime | None = None) -> uuid.UUID | None:
-    """Lease the claimable rows of ``queryset`` under one fresh run token; None when none was free.
-
-    An explicit run does not wait for the back-off: the sweep decides when work is due.
-    """
-    now = now or timezone.now()
-    token = uuid.uuid4()
-    claimed = queryset.filter(claimable(now)).update(
-        status=WorkStatus.RUNNING, lease_until=now + lease, run_token=token, updated_at=now
-    )
-    return token if claimed else None
-
-
-def work_claim_returning(
-    model: type[W], *, pks: Sequence[Any], lease: timedelta, fields: Sequence[str]
-) -> tuple[uuid.UUID | None, list[tuple[Any, ...]]]:
-    """``work_claim`` of the rows ``pks`` in one ``UPDATE … RETURNING`` that also reads ``fields``.
-
-    The outbox claims a batch of ops for every few chat turns; as ``UPDATE`` then ``SELECT`` through
-    the ORM the cluster ran half as many ops a second on SQLite (``bench/outbox_claim.py``). Built
-    from the model's fields, as ``nekomem.statements`` builds the turn write.
-    """
-    db = database()
-    now = timezone.now()
-    token = uuid.uuid4()
-
-    def quoted(name: str) -> str:
-        return db.ops.quote_name(column(model, name))
-
-    def prep(name: str, value: Any) -> Any:
-        return model_field(model, name).get_db_prep_save(value, db)
-
-    sql = (
-        f"UPDATE {db.ops.quote_name(model._meta.db_table)} SET {quoted('status')} = %s, "
-        f"{quoted('lease_until')} = %s, {quoted('run_token')} = %s, {quoted('updated_at')} = %s "
-        f"WHERE {quoted(model._meta.pk.name)} IN ({', '.join(['%s'] * len(pks))}) "
-        f"AND ({quoted('status')} IN (%s, %s) OR ({quoted('status')} = %s AND {quoted('lease_until')} < %s)) "
-        f"RETURNING {', '.join(quoted(name) for name in fields)}"
-    )
-    params = [
-        WorkStatus.RUNNING,
-        prep("lease_until", now + lease),
-        prep("run_token", token),
-        prep("updated_at", now),
-        *(prep(model._meta.pk.name, pk) for pk in pks),
-        WorkStatus.PENDING,
-        WorkStatus.WAITING,
-        WorkStatus.RUNNING,
-        prep("lease_until", now),
-    ]
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    converters = [model_field(model, name) for name in fields]
-    values = [tuple(_from_db(f, v) for f, v in zip(converters, row, strict=True)) for row in rows]
-    return (token if values else None), values
-
-
-def _from_db(field: Field, value: Any) -> Any:
-    if isinstance(field, JSONField):  # a raw cursor may hand JSON back as text
-        return json.loads(value) if isinstance(value, str | bytes) else value
-    return field.to_python(value)
-
-
-def work_current(model: type[W], *, pk: Any, token: uuid.UUID | None) -> QuerySet[W]:
-    """The row while this run still holds it: finishing writes go through this."""
-    return model._default_manager.filter(pk=pk, run_token=token, status=WorkStatus.RUNNING)
-
-
-def work_succeed(queryset: QuerySet[W], **also: Any) -> int:
-    now = timezone.now()
-    return queryset.update(
-        status=WorkStatus.DONE,
-        waiting_reason="",
-        next_attempt_at=None,
-        last_error="",
-        lease_until=None,
-        finished_at=now,
-        updated_at=now,
-        **also,
-    )
-
-
-def work_wait(queryset: QuerySet[W], *, reason: str, retry_after: timedelta | None = None) -> int:
-    """Park without spending an attempt. No ``retry_after``: due once the reason clears (a provider)."""
-    now = timezone.now()
-    return queryset.update(
-        status=WorkStatus.WAITING,
-        waiting_reason=reason[:60],
-        next_attempt_at=None if retry_after is None else now + retry_after,
-        lease_until=None,
-        updated_at=now,
-    )
-
-
-def work_fail(
-    model: type[W],
-    *,
-    pk: Any,
-    token: uuid.UUID | None,
-    error: BaseException,
-    now: datetime | None = None,
-    delay: Callable[[int], timedelta] = backoff_delay,
-) -> str | None:
-    """Count one failed attempt: back off (from ``now``, by ``delay``), or dead-letter the fifth.
-    Returns the new status, or None when the run no longer held the row (cancelled or re-claimed)."""
-    statuses = _fail_rows(
-        work_current(model, pk=pk, token=token), error=error_text(error), now=now, delay=delay
-    )
-    return statuses.get(pk)
-
-
-def _fail_rows(
-    queryset: QuerySet[W],
-    *,
-    error: str,
-    now: datetime | None = None,
-    delay: Callable[[int], timedelta] = backoff_delay,
-) -> dict[Any, str]:
-    """Count one failed attempt on each row of ``queryset``; each write is conditional on the row
-    still matching it with the attempts read, so a concurrent finish or retry is never overwritten."""
-    now = now or timezone.now()
-    statuses: dict[Any, str] = {}
-    for pk, attempts in list(queryset.values_list("pk", "attempts")):
-        spent = attempts + 1 >= JOB_MAX_ATTEMPTS
-        fields: dict[str, Any] = {
-            "attempts": attempts + 1,
-            "last_error": error,
-            "lease_until": None,
-            "updated_at": now,
-            "status": WorkStatus.DEAD if spent else WorkStatus.WAITING,
-            "waiting_reason": "" if spent else WAIT_BACKOFF,
-            "next_attempt_at": None if spent else now + delay(attempts + 1),
-        }
-        if spent:
-            fields["finished_at"] = now
-        if queryset.filter(pk=pk, attempts=attempts).update(**fields):
-            statuses[pk] = fields["status"]
-    return statuses
-
-
-def work_due(model: type[W], *, now: datetime, grace: timedelta, ready_tiers: set[str]) -> QuerySet[W]:
-    """Work the sweep should enqueue: pending work whose task was lost, a retry whose back-off ended,
-    work that waited for a provider which is now configured, and work the storage block stopped
-    (the sweep runs only while storage is open). (Expired leases are failed first.)"""
-    due = (
-        Q(status=WorkStatus.PENDING, updated_at__lte=now - grace)
-        | Q(status=WorkStatus.WAITING, next_attempt_at__lte=now)
-        | Q(status=WorkStatus.WAITING, waiting_reason=STORAGE_BLOCKED)
-        | Q(
-            status=WorkStatus.WAITING, waiting_reason__in=[no_provider_reason(t) for t in sorted(ready_tiers)]
-        )
-    )
-    return model._default_manager.filter(due)
-
-
-def work_expire_leases(model: type[W], *, now: datetime) -> tuple[list[Any], list[Any]]:
-    """Count an attempt for each run whose worker vanished (its lease expired) and make the row due
-    at once, or dead when that was its fifth; returns the rows due again and the rows now dead."""
-    expired = model._default_manager.filter(status=WorkStatus.RUNNING, lease_until__lt=now)
-    statuses = _fail_rows(expired, error=LEASE_EXPIRED, now=now)
-    again = [pk for pk, status in statuses.items() if status == WorkStatus.WAITING]
-    # The lease itself was the wait: run it again now rather than after a back-off.
-    model._default_manager.filter(pk__in=again, status=WorkStatus.WAITING).update(next_attempt_at=now)
-    return again, [pk for pk, status in statuses.items() if status == WorkStatus.DEAD]
-
-
-def work_release_leases(model: type[W]) -> int:
-    """At startup no worker of ours is running yet, so every lease is stale: hand the work back."""
-    return model._default_manager.filter(status=WorkStatus.RUNNING).update(
-        status=WorkStatus.PENDING, lease_until=None, run_token=None
-    )
-
-
-def ready_tiers() -> set[str]:
-    """The LLM tiers with a provider configured now."""
-    return {tier for tier in settings.LLM_TIER_NAMES if provider_status(tier) is None}
 
 
 # --- jobs ----------------------------------------------------------------------------------------------
@@ -490,7 +286,7 @@ def job_fail(*, job: Job, error: BaseException, now: datetime | None = None) -> 
             "; dead-lettered" if status == WorkStatus.DEAD else "",
         )
     if status == WorkStatus.DEAD:
-        _on_dead(job)
+        job_on_dead(job)
     return status
 
 
@@ -512,7 +308,7 @@ def job_give_up(*, job: Job, error: BaseException, outcome: str) -> bool:
         == 1
     )
     if given_up:
-        _on_dead(job)
+        job_on_dead(job)
     return given_up
 
 
@@ -637,7 +433,8 @@ def _job_run(job_id: int) -> str:
     return str(Job.objects.filter(pk=job_id).values_list("status", flat=True).get())
 
 
-def _on_dead(job: Job) -> None:
+def job_on_dead(job: Job) -> None:
+    """Run the kind's ``on_dead`` for a job just dead-lettered; its failure is logged, not raised."""
     spec = job_kind(job.kind)
     on_dead = spec.resolve_on_dead() if spec else None
     if on_dead is None:
@@ -646,95 +443,3 @@ def _on_dead(job: Job) -> None:
         on_dead(job)
     except Exception:
         logger.exception("on_dead of job %s %s failed", job.kind, job.pk)
-
-
-def jobs_self_heal_probe(*, now: datetime) -> list[int]:
-    """Give each dead job of a self-healing kind one more run, at most every 5 hours (reference §3.8).
-
-    The probe is a single attempt: failing it dead-letters the job again until the next probe.
-    """
-    kinds = [spec.kind for spec in _kinds.values() if spec.self_heal]
-    if not kinds:
-        return []
-    due = Job.objects.filter(status=WorkStatus.DEAD, kind__in=kinds).filter(
-        Q(probed_at__lte=now - SELF_HEAL_EVERY)
-        | Q(probed_at__isnull=True, finished_at__lte=now - SELF_HEAL_EVERY)
-    )
-    probed = []
-    for job_id in due.values_list("pk", flat=True):
-        try:
-            with transaction.atomic():
-                moved = Job.objects.filter(pk=job_id, status=WorkStatus.DEAD).update(
-                    status=WorkStatus.PENDING,
-                    attempts=JOB_MAX_ATTEMPTS - 1,
-                    probed_at=now,
-                    finished_at=None,
-                    updated_at=now,
-                )
-        except IntegrityError:
-            continue  # a newer job of the kind is active for the character; it does the work
-        if moved:
-            probed.append(job_id)
-    return probed
-
-
-@dataclass(frozen=True)
-class SweepReport:
-    jobs: int = 0
-    ops: int = 0
-    probed: int = 0
-
-
-def work_sweep(*, now: datetime | None = None, grace: timedelta = SWEEP_GRACE) -> SweepReport:
-    """The one sweep over durable work: expire lost leases, probe dead self-healing jobs, and enqueue
-    every job and outbox op that is due. Nothing while storage is blocked."""
-    with storage_writer() as allowed:
-        if not allowed:
-            return SweepReport()
-        return _sweep(now=now or timezone.now(), grace=grace)
-
-
-def _sweep(*, now: datetime, grace: timedelta) -> SweepReport:
-    tiers = ready_tiers()
-    _lost, dead = work_expire_leases(Job, now=now)
-    for job in Job.objects.filter(pk__in=dead):
-        _on_dead(job)
-    work_expire_leases(OutboxOp, now=now)
-    probed = jobs_self_heal_probe(now=now)
-    # Materialise the ids first: the ORM broker closes expired connections on every enqueue, which
-    # would kill an open server-side cursor mid-loop.
-    scheduled = [spec.kind for spec in _kinds.values() if spec.run_by_schedule]
-    job_ids = list(
-        work_due(Job, now=now, grace=grace, ready_tiers=tiers)
-        .exclude(kind__in=scheduled)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    job_ids += [pk for pk in probed if pk not in job_ids]
-    for job_id in job_ids:
-        job_enqueue(job_id=job_id)
-    op_ids = list(
-        work_due(OutboxOp, now=now, grace=grace, ready_tiers=tiers)
-        .order_by("created_at")
-        .values_list("op_id", flat=True)
-    )
-    outbox_ops_enqueue(op_ids=op_ids)
-    # A loop finishes a job every few minutes: its done ones are a record for a while, not forever.
-    Job.objects.filter(
-        status=WorkStatus.DONE, kind__in=scheduled, finished_at__lt=now - DONE_KEPT_FOR
-    ).delete()
-    return SweepReport(jobs=len(job_ids), ops=len(op_ids), probed=len(probed))
-
-
-@dataclass(frozen=True)
-class RestartReport:
-    released: int = 0
-    jobs: int = 0
-    ops: int = 0
-
-
-def work_restart() -> RestartReport:
-    """At startup: hand back every lease (no worker of ours runs yet) and enqueue what is due."""
-    released = work_release_leases(Job) + work_release_leases(OutboxOp)
-    report = work_sweep(grace=timedelta(0))
-    return RestartReport(released=released, jobs=report.jobs, ops=report.ops)

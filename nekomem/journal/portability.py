@@ -5,16 +5,13 @@ original's line (issue 49).
 Events and ops keep their ids, so a re-import recognises them and changes nothing. Both ids are unique
 across characters here (one table each), so a directory imported a second time under another name
 (``import_memory --as``) gets ids derived from the original id and the new character: stable, so
-that copy's re-import is recognised too.
-
-Only an op's attempt count and its last change are stored, not the time of each failed attempt: its
-``attempt`` lines come back stamped with the op's last change.
+that copy's re-import is recognised too (``file_ids``). The outbox's file: ``outbox_file``.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,62 +23,22 @@ from django.db.models import Count, Field, Max
 from nekomem.characters.models import Character
 from nekomem.journal.causes import current_cause
 from nekomem.journal.events import EVENT_TYPES, VERSION_EVENT
-from nekomem.journal.jobs import JOB_MAX_ATTEMPTS
-from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.file_ids import copy_id, own_id, owned_ids, parse_timestamp, parse_uuid
+from nekomem.journal.models import AppliedSentinel, Event
+from nekomem.journal.outbox_file import export_outbox, read_outbox, write_outbox
 from nekomem.journal.registry import history_layer
 from nekomem.portability import (
     FileHandler,
     ImportResult,
     MalformedFile,
     chunked,
-    iso_local,
-    parse_iso,
     read_json,
     read_ndjson,
     register_file_handler,
     write_json,
     write_ndjson,
 )
-
-
-def copy_id(original: uuid.UUID, *, character_id: int) -> uuid.UUID:
-    """The id a row gets in a character when another character already holds ``original``."""
-    return uuid.uuid5(original, f"nekomem-character:{character_id}")
-
-
-def _uuid(value: Any, key: str) -> uuid.UUID:
-    if not isinstance(value, str):
-        raise ValueError(f"missing or non-string {key!r}")
-    try:
-        return uuid.UUID(value)
-    except ValueError as exc:
-        raise ValueError(f"{key!r} is not a UUID") from exc
-
-
-def _timestamp(value: Any, key: str) -> datetime:
-    stamp = parse_iso(value)
-    if stamp is None:
-        raise ValueError(f"missing {key!r}")
-    return stamp
-
-
-def _owned_ids(
-    model: type[Event] | type[OutboxOp], field: str, ids: Iterable[uuid.UUID]
-) -> dict[uuid.UUID, int]:
-    """Which of ``ids`` exist already, and the character holding each."""
-    wanted = list(ids)
-    owners: dict[uuid.UUID, int] = {}
-    for chunk in chunked(wanted):
-        owners.update(model.objects.filter(**{f"{field}__in": chunk}).values_list(field, "character_id"))
-    return owners
-
-
-def _own_id(original: uuid.UUID, owners: dict[uuid.UUID, int], *, character_id: int) -> uuid.UUID:
-    holder = owners.get(original)
-    return (
-        original if holder is None or holder == character_id else copy_id(original, character_id=character_id)
-    )
-
+from nekomem.timestamps import iso_local, parse_iso
 
 # --- events.ndjson -------------------------------------------------------------------------------------
 
@@ -101,7 +58,7 @@ def read_events(path: Path) -> list[EventLine]:
         try:
             if not isinstance(record, dict):
                 raise ValueError(f"expected an object, got {type(record).__name__}")
-            event_id = _uuid(record.get("event_id"), "event_id")
+            event_id = parse_uuid(record.get("event_id"), "event_id")
             if event_id in seen:
                 raise ValueError(f"event {event_id} appears twice")
             event_type = record.get("type")
@@ -110,7 +67,7 @@ def read_events(path: Path) -> list[EventLine]:
             payload = record.get("payload", {})
             if not isinstance(payload, dict):
                 raise ValueError("'payload' must be an object")
-            events.append(EventLine(event_id, event_type, _timestamp(record.get("ts"), "ts"), payload))
+            events.append(EventLine(event_id, event_type, parse_timestamp(record.get("ts"), "ts"), payload))
             seen.add(event_id)
         except ValueError as exc:
             raise MalformedFile(path, str(exc), entry=f"line {number}") from exc
@@ -118,8 +75,8 @@ def read_events(path: Path) -> list[EventLine]:
 
 
 def write_events(character: Character, events: list[EventLine]) -> ImportResult:
-    owners = _owned_ids(Event, "event_id", (e.event_id for e in events))
-    ids = [_own_id(e.event_id, owners, character_id=character.pk) for e in events]
+    owners = owned_ids(Event, "event_id", (e.event_id for e in events))
+    ids = [own_id(e.event_id, owners, character_id=character.pk) for e in events]
     mine: set[uuid.UUID] = set()
     for chunk in chunked(ids):
         mine.update(
@@ -172,7 +129,7 @@ def read_sentinel(path: Path) -> SentinelFile:
         raise MalformedFile(path, f"expected a JSON object, got {type(data).__name__}")
     raw = data.get("last_applied_event_id")
     try:
-        event_id = None if raw is None else _uuid(raw, "last_applied_event_id")
+        event_id = None if raw is None else parse_uuid(raw, "last_applied_event_id")
     except ValueError as exc:
         raise MalformedFile(path, str(exc), entry="last_applied_event_id") from exc
     try:
@@ -232,167 +189,6 @@ def export_sentinel(character: Character, path: Path) -> int | None:
     return 1
 
 
-# --- outbox.ndjson -------------------------------------------------------------------------------------
-
-PENDING, DONE, ATTEMPT = "pending", "done", "attempt"
-
-
-@dataclass
-class OpLines:
-    """One op as its lines tell it: registered (pending), failed attempts, finished (done)."""
-
-    op_id: uuid.UUID
-    type: str
-    payload: dict[str, Any]
-    created_at: datetime
-    attempts: int = 0
-    last_attempt_at: datetime | None = None
-    done_at: datetime | None = None
-
-    @property
-    def status(self) -> str:
-        if self.done_at is None:
-            return WorkStatus.PENDING
-        # The original dead-letters by writing the done line after the fifth failed attempt.
-        return WorkStatus.DEAD if self.attempts >= JOB_MAX_ATTEMPTS else WorkStatus.DONE
-
-
-def read_outbox(path: Path) -> list[OpLines]:
-    ops: dict[uuid.UUID, OpLines] = {}
-    later: list[tuple[int, uuid.UUID, str, datetime]] = []
-    for number, record in read_ndjson(path):
-        try:
-            if not isinstance(record, dict):
-                raise ValueError(f"expected an object, got {type(record).__name__}")
-            op_id = _uuid(record.get("op_id"), "op_id")
-            status = record.get("status")
-            ts = _timestamp(record.get("ts"), "ts")
-            if status == PENDING:
-                op_type, payload = record.get("type"), record.get("payload", {})
-                if not isinstance(op_type, str) or not op_type:
-                    raise ValueError("missing or non-string 'type'")
-                if not isinstance(payload, dict):
-                    raise ValueError("'payload' must be an object")
-                ops.setdefault(op_id, OpLines(op_id, op_type, payload, ts))
-            elif status in (DONE, ATTEMPT):
-                later.append((number, op_id, status, ts))
-            else:
-                raise ValueError(f"unknown status {status!r}")
-        except ValueError as exc:
-            raise MalformedFile(path, str(exc), entry=f"line {number}") from exc
-    for _number, op_id, status, ts in later:
-        op = ops.get(op_id)
-        if op is None:
-            continue  # its pending line was compacted away: nothing left to replay or show
-        if status == ATTEMPT:
-            op.attempts += 1
-            op.last_attempt_at = max(ts, op.last_attempt_at or ts)
-        elif op.done_at is None:
-            op.done_at = ts
-    return list(ops.values())
-
-
-# What an import writes of an op (the rest, such as a lease or a waiting reason, is cleared).
-_OP_FIELDS = (
-    "type",
-    "payload",
-    "status",
-    "attempts",
-    "created_at",
-    "updated_at",
-    "finished_at",
-    "waiting_reason",
-    "next_attempt_at",
-    "lease_until",
-)
-
-
-def _last_change(lines: OpLines) -> datetime:
-    return lines.done_at or lines.last_attempt_at or lines.created_at
-
-
-def _op_row(character: Character, op_id: uuid.UUID, lines: OpLines) -> OutboxOp:
-    op = OutboxOp(
-        op_id=op_id,
-        character=character,
-        type=lines.type,
-        payload=lines.payload,
-        status=lines.status,
-        attempts=lines.attempts,
-        finished_at=lines.done_at,
-    )
-    op.created_at = lines.created_at
-    op.updated_at = _last_change(lines)
-    return op
-
-
-def write_outbox(character: Character, ops: list[OpLines]) -> ImportResult:
-    """New ops are added as the file tells them (pending ones are replayed by the jobs sweep, as the
-    original replays them at start-up); a known op only moves forward (more attempts, or finished)."""
-    owners = _owned_ids(OutboxOp, "op_id", (op.op_id for op in ops))
-    ids = [_own_id(op.op_id, owners, character_id=character.pk) for op in ops]
-    current: dict[uuid.UUID, OutboxOp] = {}
-    for chunk in chunked(ids):
-        current.update((op.op_id, op) for op in OutboxOp.objects.filter(character=character, op_id__in=chunk))
-    new: list[OutboxOp] = []
-    changed: list[OutboxOp] = []
-    for op_id, lines in zip(ids, ops, strict=True):
-        row = _op_row(character, op_id, lines)
-        known = current.get(op_id)
-        if known is None:
-            new.append(row)
-            continue
-        finished = known.status in (WorkStatus.DONE, WorkStatus.DEAD)
-        ahead = (row.finished_at is not None and not finished) or (
-            not finished and row.attempts > known.attempts
-        )
-        if ahead:
-            changed.append(row)
-    # The stamps are the file's, not the import's: bulk_create stamps the auto_now fields, and
-    # bulk_update writes the values as they are.
-    stamps = {row.op_id: (row.created_at, row.updated_at) for row in new}
-    OutboxOp.objects.bulk_create(new, batch_size=1000)
-    for row in new:
-        row.created_at, row.updated_at = stamps[row.op_id]
-    OutboxOp.objects.bulk_update([*new, *changed], _OP_FIELDS, batch_size=1000)
-    return ImportResult(created=len(new), updated=len(changed), unchanged=len(ops) - len(new) - len(changed))
-
-
-def export_outbox(character: Character, path: Path) -> int | None:
-    ops = list(OutboxOp.objects.filter(character=character).order_by("created_at", "op_id"))
-    if not ops and not path.exists():
-        return None
-    # (when, order within one moment, line): the lines in the order the original appends them.
-    lines: list[tuple[datetime, int, dict[str, Any]]] = []
-    for op in ops:
-        op_id = str(op.op_id)
-        lines.append(
-            (
-                op.created_at,
-                0,
-                {
-                    "op_id": op_id,
-                    "type": op.type,
-                    "payload": op.payload,
-                    "status": PENDING,
-                    "ts": iso_local(op.created_at),
-                },
-            )
-        )
-        attempted_at = op.updated_at if op.finished_at is None else min(op.updated_at, op.finished_at)
-        for _ in range(op.attempts):
-            lines.append(
-                (attempted_at, 1, {"op_id": op_id, "status": ATTEMPT, "ts": iso_local(attempted_at)})
-            )
-        if op.status in (WorkStatus.DONE, WorkStatus.DEAD) and op.finished_at is not None:
-            lines.append(
-                (op.finished_at, 2, {"op_id": op_id, "status": DONE, "ts": iso_local(op.finished_at)})
-            )
-    lines.sort(key=lambda line: (line[0], line[1]))
-    write_ndjson(path, (line for _when, _order, line in lines))
-    return len(ops)
-
-
 # --- history.ndjson (issue 49) --------------------------------------------------------------------------
 
 # An event's fields that the original's ``events.ndjson`` line carries (or that are the row's own).
@@ -431,7 +227,7 @@ def _version_line(record: dict[str, Any], event_id: uuid.UUID) -> EventLine | No
     payload = record.get("payload")
     if not isinstance(payload, dict):
         raise ValueError("a version's 'payload' must be an object")
-    return EventLine(event_id, VERSION_EVENT, _timestamp(record.get("ts"), "ts"), payload)
+    return EventLine(event_id, VERSION_EVENT, parse_timestamp(record.get("ts"), "ts"), payload)
 
 
 def read_history(path: Path) -> list[HistoryLine]:
@@ -444,7 +240,7 @@ def read_history(path: Path) -> list[HistoryLine]:
         try:
             if not isinstance(record, dict):
                 raise ValueError(f"expected an object, got {type(record).__name__}")
-            event_id = _uuid(record.get("event_id"), "event_id")
+            event_id = parse_uuid(record.get("event_id"), "event_id")
             version = _version_line(record, event_id)
             fields = {}
             for name, value in record.items():
@@ -495,8 +291,8 @@ def _versions_add(character: Character, lines: list[HistoryLine]) -> int:
     The import has just versioned every row it wrote (cause ``import``); those versions are moved after
     the ones added here, so a row's versions stay in time order and its newest is still the state the
     import left (what an undo of the import goes back from)."""
-    owners = _owned_ids(Event, "event_id", (line.event_id for line in lines))
-    ids = [_own_id(line.event_id, owners, character_id=character.pk) for line in lines]
+    owners = owned_ids(Event, "event_id", (line.event_id for line in lines))
+    ids = [own_id(line.event_id, owners, character_id=character.pk) for line in lines]
     mine: set[uuid.UUID] = set()
     for chunk in chunked(ids):
         mine.update(

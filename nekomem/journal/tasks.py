@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from nekomem.journal.compaction import journal_compact, work_retention
 from nekomem.journal.jobs import job_run as job_run_service
-from nekomem.journal.jobs import work_sweep
-from nekomem.journal.services import journal_compact, outbox_op_execute, outbox_ops_execute, work_retention
+from nekomem.journal.services import outbox_op_execute, outbox_ops_execute
+from nekomem.journal.sweep import work_sweep
 from nekomem.runtime.schedules import each_character
 
 

@@ -1,6 +1,6 @@
 """Which Snowball stemmer a word of a text takes, and the stem.
 
-Recall's BM25 view (``textproc.search_tokens``) stems every word that is not CJK:
+Recall's BM25 view (``tokens.search_tokens``) stems every word that is not CJK:
 
 - Cyrillic words: Russian, stemmed as written and then folded (``новый`` / ``новой`` → ``нов``; folding
   й → и first would leave ``новы`` and ``ново``).
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from nekomem import textproc  # textproc imports this module: attributes are read at call time
+from nekomem.language.normalize import fold_diacritics
 
 ENGLISH, SPANISH, PORTUGUESE, RUSSIAN = "english", "spanish", "portuguese", "russian"
 
@@ -51,7 +51,7 @@ _PT_WORDS = _words(
 # Letters Portuguese writes and Spanish does not (a tie between the two goes to Spanish without them).
 _PT_LETTERS = re.compile("[ãõçâêô]")
 
-# Function words dropped from the BM25 terms, as the English ones are (``textproc.ENGLISH_STOP_WORDS``):
+# Function words dropped from the BM25 terms, as the English ones are (``tokens.ENGLISH_STOP_WORDS``):
 # in a pool of a few hundred rows their IDF is not small enough to keep them from ranking.
 STOP_WORDS = {
     SPANISH: _words(
@@ -147,8 +147,8 @@ def terms(word: str, language: str) -> tuple[str, ...]:
 def stem(word: str, language: str) -> str:
     """The folded stem of one lower-case word (memoised: the same words recur in every pool)."""
     if _CYRILLIC.search(word):
-        return textproc.fold_diacritics(str(_stemmer(RUSSIAN).stemWord(word)))
-    folded = textproc.fold_diacritics(word)
+        return fold_diacritics(str(_stemmer(RUSSIAN).stemWord(word)))
+    folded = fold_diacritics(word)
     if language == ENGLISH:
         if not folded.isascii() or not folded.isalpha():
             return folded

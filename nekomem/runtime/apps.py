@@ -16,8 +16,8 @@ class RuntimeConfig(AppConfig):
         process_cache_register("feature_switches", switches_forget)
         process_cache_register("llm_provider_downgrades", reset_compat_cache)
 
+        from nekomem.language.counting import token_counter_warm_up
         from nekomem.runtime.warmups import register_warm_up, start_model_load, urlconf_warm_up
-        from nekomem.textproc import token_counter_warm_up
 
         # Before serving, in this order: the model starts loading on a thread of its own (the first
         # turns after a start are embedded, and the first queries ranked with vectors, seconds sooner

@@ -12,7 +12,7 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
 from nekomem.http import json_error, json_ok, wants_json_errors
-from nekomem.install.access import LaunchCredential, install_mode, launch_credential
+from nekomem.runtime.launcher import LaunchCredential, install_mode, launch_credential
 from nekomem.runtime.state import Block, current_block
 
 Handler = Callable[[HttpRequest], HttpResponse]
@@ -265,7 +265,7 @@ class ClientAccessMiddleware:
 
     Loopback clients pass, except on the internal routes; everyone else, and every call of an
     internal route, needs ``Authorization: Bearer $NEKOMEM_API_TOKEN``. In install mode the internal
-    routes also take the launcher's credential (``nekomem.install.access``).
+    routes also take the launcher's credential (``nekomem.runtime.launcher``).
     """
 
     def __init__(self, get_response: Handler) -> None:

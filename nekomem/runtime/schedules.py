@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from nekomem.characters.models import Character
 from nekomem.runtime.state import StorageBlocked
 
 logger = logging.getLogger(__name__)
@@ -39,8 +40,6 @@ def each_character(job: str, run: Callable[[int], object]) -> None:
 
     One character's failure is logged and must not starve the others of their tick.
     """
-    from nekomem.characters.models import Character
-
     for character_id in Character.objects.order_by("pk").values_list("pk", flat=True):
         try:
             run(character_id)

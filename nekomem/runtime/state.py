@@ -1,14 +1,17 @@
-"""Readiness, restricted mode and the storage block.
+"""Readiness, restricted mode and the storage block: the leaf primitive every writer checks.
 
-A process is "initializing" until its startup work (migrations applied, events reconciled) has
-finished; storage can also be blocked for every process through the database row.
+A process is "initializing" until its startup work (``nekomem.runtime.startup``: migrations applied,
+the startup hooks such as the journal's reconcile passed) has finished; storage can also be blocked
+for every process through the database row. This module imports nothing of the kernel's domain (no
+journal, no characters): the locks import it, so it must stay below them.
 
 While storage is blocked (``/internal/storage/startup/block``, a restore or a move of the memory
 folder in progress) nothing of nekomem writes: requests get 409 (the middleware), and every piece of
 background work (a django-q2 task, a schedule tick, an outbox op, a job, a file writer) runs inside
 ``storage_writer``, which refuses to start it while the block holds and makes ``lock_character``
-stop work already in flight at its next write (``StorageBlocked``). ``continue`` runs the
-registered continue hooks (the folder re-read), lifts the block and enqueues what waited.
+stop work already in flight at its next write (``StorageBlocked``). ``continue``
+(``nekomem.runtime.startup.storage_release``) runs the registered continue hooks, lifts the block
+and runs the resume hooks (the journal enqueues what waited).
 """
 
 from __future__ import annotations
@@ -17,14 +20,12 @@ import functools
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import timedelta
 
-from django.db import DatabaseError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import connection, transaction
 from django.db.models import F
 
 from nekomem.runtime.caches import process_caches_forget
@@ -40,8 +41,6 @@ BLOCKED_AFTER_INIT = "storage_startup_blocked_after_init"
 STORAGE_BLOCKED = "storage_blocked"
 
 _ready = threading.Event()
-_startup_lock = threading.Lock()
-_startup_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,38 +56,9 @@ def set_initializing() -> None:
     _ready.clear()
 
 
-def pending_migrations() -> int:
-    executor = MigrationExecutor(connection)
-    return len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
-
-
-def startup_run() -> bool:
-    """Check the schema and reconcile the event logs; mark this process ready when both pass."""
-    global _startup_error
-    from nekomem.journal.services import events_reconcile
-
-    with _startup_lock:
-        if _ready.is_set():
-            return True
-        try:
-            missing = pending_migrations()
-            if missing:
-                _startup_error = f"{missing} migrations not applied"
-                logger.error("startup: %s; run `python manage.py migrate`", _startup_error)
-                return False
-            report = events_reconcile()
-            logger.info("startup: reconciled %d events, paused=%d", report.applied, len(report.paused))
-        except DatabaseError as exc:
-            _startup_error = f"database unavailable: {type(exc).__name__}"
-            logger.exception("startup failed")
-            return False
-        _startup_error = ""
-        _ready.set()
-        return True
-
-
-def startup_error() -> str:
-    return _startup_error
+def mark_ready() -> None:
+    """The startup work passed (``nekomem.runtime.startup``): requests are served from now on."""
+    _ready.set()
 
 
 # The storage row is read once per request, uncached: a block or release made through any worker
@@ -136,26 +106,6 @@ def storage_block(*, reason: str) -> None:
     StorageState.objects.update_or_create(pk=1, defaults={"blocked": True, "reason": reason[:200]})
 
 
-def storage_release() -> Block | None:
-    """Release the block when storage is safe; returns the remaining block otherwise.
-
-    The continue hooks run first, while every other writer still waits (they may write: that is
-    what they are for); then the block lifts and the work that waited for it is enqueued.
-    """
-    if not startup_run():
-        return Block(startup_error() or RUNTIME_INITIALIZING)
-    with storage_writes_exempt():
-        for hook in list(_continue_hooks):
-            try:
-                hook()
-            except Exception:
-                # A hook reports its own refusals; one that crashed must not keep the server in 409.
-                logger.exception("continue hook %s failed", getattr(hook, "__name__", hook))
-    StorageState.objects.update_or_create(pk=1, defaults={"blocked": False, "reason": ""})
-    _writers_resume()
-    return None
-
-
 # --- the storage block for background writers -----------------------------------------------------
 
 
@@ -170,7 +120,6 @@ class StorageBlocked(Exception):
 
 _in_writer: ContextVar[bool] = ContextVar("nekomem_storage_writer", default=False)
 _exempt: ContextVar[bool] = ContextVar("nekomem_storage_exempt", default=False)
-_continue_hooks: list[Callable[[], object]] = []
 
 
 def storage_writes_allowed() -> bool:
@@ -226,34 +175,6 @@ def storage_writes_exempt() -> Iterator[None]:
         yield
     finally:
         _exempt.reset(token)
-
-
-def register_continue_hook(hook: Callable[[], object]) -> None:
-    """``hook()`` runs on ``continue``, before the background writers go (a re-read of the memory
-    folder, so a restored folder is what the server serves afterwards); register from ``ready()``."""
-    if hook not in _continue_hooks:
-        _continue_hooks.append(hook)
-
-
-def unregister_continue_hook(hook: Callable[[], object]) -> None:
-    if hook in _continue_hooks:
-        _continue_hooks.remove(hook)
-
-
-def _writers_resume() -> None:
-    """Enqueue what waited for the block: due jobs and outbox ops at once, and every schedule's
-    next tick (the ticks skipped while blocked) on the scheduler's next pass."""
-    from django.utils import timezone
-    from django_q.models import Schedule
-
-    from nekomem.journal.jobs import work_sweep
-
-    try:
-        Schedule.objects.filter(name__startswith="nekomem:").update(next_run=timezone.now())
-        work_sweep(grace=timedelta(0))
-    except Exception:
-        # The block is lifted; the every-minute sweep and the schedules pick the work up anyway.
-        logger.exception("could not enqueue the work that waited for the storage block")
 
 
 def storage_reload() -> int:

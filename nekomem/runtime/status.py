@@ -5,7 +5,8 @@ extraction, reviews, reflections) waits with a reason; this says so instead of l
 empty recall and no sign of why. It never shows an API key: only whether each tier has a provider.
 
 The kernel knows no layer: a layer that stores vectors registers how to count its rows with and
-without one (``register_vector_counter``) from its AppConfig.ready.
+without one (``register_vector_counter``) from its AppConfig.ready, and the install app its section
+(``register_install_status``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db.models import Count
@@ -25,9 +26,8 @@ from django.utils import timezone
 
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
-from nekomem.install.sync import InstallStatus, install_status
-from nekomem.journal.jobs import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.journal.models import Job, OutboxOp, WorkStatus
+from nekomem.journal.work import NO_PROVIDER, WAIT_BACKOFF
 from nekomem.llm import tier_config
 from nekomem.llm.config import FALLBACK_TIER
 from nekomem.runtime.caches import process_caches_usage
@@ -137,7 +137,7 @@ class StatusSnapshot:
     embeddings: EmbeddingsStatus
     storage: StorageStatus
     process: ProcessStatus
-    install: InstallStatus | None = None  # None when standalone
+    install: Any = None  # the install app's section (install.sync.InstallStatus); None when standalone
 
     @property
     def tiers_without_provider(self) -> list[str]:
@@ -325,6 +325,21 @@ def embeddings_status(*, count_rows: bool) -> EmbeddingsStatus:
     )
 
 
+# --- the install's section ----------------------------------------------------------------------------------
+
+_install_status_reader: Callable[[], object] | None = None
+
+
+def register_install_status(reader: Callable[[], object]) -> None:
+    """The install app's section of the status: ``reader()`` answers None when standalone."""
+    global _install_status_reader
+    _install_status_reader = reader
+
+
+def _install_status() -> object:
+    return _install_status_reader() if _install_status_reader is not None else None
+
+
 # --- the snapshot -----------------------------------------------------------------------------------------
 
 
@@ -350,5 +365,5 @@ def status_snapshot() -> StatusSnapshot:
         embeddings=embeddings_status(count_rows=not starting),
         storage=StorageStatus(blocked=block is not None, reason=block.reason if block else ""),
         process=process_status(),
-        install=install_status() if not starting else None,
+        install=_install_status() if not starting else None,
     )

@@ -15,16 +15,10 @@ from django.views.decorators.http import require_GET, require_POST
 from nekomem.characters.names import InvalidCharacterName
 from nekomem.characters.services import character_release
 from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object
-from nekomem.install.access import reported_instance_id
-from nekomem.install.folder import install_folder_reread
+from nekomem.runtime.launcher import reported_instance_id
 from nekomem.runtime.middleware import blocked_response
-from nekomem.runtime.state import (
-    INSTANCE_ID,
-    current_block,
-    storage_block,
-    storage_release,
-    storage_reload,
-)
+from nekomem.runtime.startup import rereads_run, storage_release
+from nekomem.runtime.state import INSTANCE_ID, current_block, storage_block, storage_reload
 
 
 @require_GET
@@ -69,15 +63,15 @@ def storage_startup_block(request: HttpRequest) -> HttpResponse:
 @csrf_exempt
 @require_POST
 def storage_startup_continue(request: HttpRequest) -> HttpResponse:
-    # Install mode: the folder is re-read while storage is still blocked (a restored or moved folder is
-    # what is served afterwards), then the writers go. The continue hooks of the block work join here.
-    reread = install_folder_reread()
+    # The reread hooks take in what changed outside while storage is still blocked (install mode: a
+    # restored or moved memory folder is what is served afterwards); then ``storage_release`` runs the
+    # continue hooks, lifts the block and lets the writers go.
+    reread = rereads_run()
     block = storage_release()
     if block is not None:
         return blocked_response(block)
     answer: dict[str, object] = {"ok": True, "limited_mode": False}
-    if reread is not None:
-        answer["install_folder"] = reread.as_dict()
+    answer.update(reread)
     return json_ok(answer)
 
 
@@ -94,7 +88,7 @@ def reload(request: HttpRequest) -> HttpResponse:
     except BadRequestBody as exc:
         return json_error(str(exc), status=422, error_code="invalid_request")
     generation = storage_reload()
-    install_folder_reread()  # install mode: an edit from outside is taken in at once
+    rereads_run()  # install mode: an edit from outside is taken in at once
     return json_ok({"ok": True, "status": "reloaded", "generation": generation})
 
 
@@ -108,7 +102,7 @@ def release_character(request: HttpRequest, name: str) -> HttpResponse:
     """
     try:
         released = character_release(name=name)
-        install_folder_reread(names=[name])  # install mode: its edited files are taken in at once
+        rereads_run(names=[name])  # install mode: its edited files are taken in at once
     except InvalidCharacterName as exc:
         return json_ok({"status": "error", "character_name": name, "message": str(exc)}, status=400)
     return json_ok(

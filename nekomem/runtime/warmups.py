@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from django.db import connection
 
+from nekomem.embeddings import embedder_within
+
 logger = logging.getLogger(__name__)
 
 _warm_ups: dict[str, Callable[[], object]] = {}
@@ -40,8 +42,6 @@ def _run_each(warm_ups: dict[str, Callable[[], object]]) -> float:
 
 def start_model_load() -> None:
     """Start loading the embedding model on a thread of its own, and return at once."""
-    from nekomem.embeddings import embedder_within
-
     embedder_within(0.0)
 
 

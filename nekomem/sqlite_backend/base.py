@@ -3,7 +3,7 @@
 Every transaction on the embedded default begins ``IMMEDIATE`` (settings), so at most one writes at a
 time. Without a queue, a writer that finds the database locked sleeps in SQLite's busy handler and
 polls; under load a /cache turn then waits up to the next step of its 1, 2, 5, 10, 15 … ms schedule
-after the holder has committed. ``nekomem.characters.locks.sqlite_writer_turn`` wakes it at once.
+after the holder has committed. ``nekomem.sqlite_backend.turnstile.sqlite_writer_turn`` wakes it at once.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
+
+from nekomem.sqlite_backend.turnstile import WriterTurnTimeout, sqlite_writer_turn, sqlite_writer_turn_release
 
 _DEFAULT_TIMEOUT_SECONDS = 5.0  # sqlite3.connect's own default
 
@@ -27,9 +29,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _start_transaction_under_autocommit(self) -> None:
         if self._queues_writers() and self._writer_turn is None:
-            # Imported here: the models the locks module reads need this backend loaded first.
-            from nekomem.characters.locks import WriterTurnTimeout, sqlite_writer_turn
-
             timeout = float(self.settings_dict["OPTIONS"].get("timeout", _DEFAULT_TIMEOUT_SECONDS))
             try:
                 self._writer_turn = sqlite_writer_turn(self.settings_dict["NAME"], timeout=timeout)
@@ -66,7 +65,5 @@ class DatabaseWrapper(base.DatabaseWrapper):
             return
         if not closed and self.connection is not None and self.connection.in_transaction:
             return
-        from nekomem.characters.locks import sqlite_writer_turn_release
-
         turn, self._writer_turn = self._writer_turn, None
         sqlite_writer_turn_release(self.settings_dict["NAME"], turn)

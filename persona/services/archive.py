@@ -17,12 +17,11 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
-from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from nekomem.journal.causes import caused_by
 from persona.models import CHANGE_POOL, PersonaArchiveShard, PersonaEntry
 from persona.services.entries import entry_event, section_ensure
 from persona.services.records import score_of
-from reflections.services import reflections_archive_sweep
+from reflections.services import ARCHIVE_AFTER_SUB_ZERO_DAYS, reflections_archive_sweep, sub_zero_day_counted
 
 SHARD_CAPACITY = 500
 

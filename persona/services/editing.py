@@ -17,7 +17,8 @@ from nekomem.characters.services import (
 )
 from nekomem.errors import Conflict
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import event_append, events_redact
+from nekomem.journal.redaction import events_redact
+from nekomem.journal.services import event_append
 from persona.models import CHANGE_POOL, CORRECTION_POOL, PersonaCorrection, PersonaEntry
 from persona.services.entries import AddResult, entry_add, entry_text_replace, persona_prepare
 

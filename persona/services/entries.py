@@ -7,7 +7,6 @@ the character locked (``_require_atomic`` checks the transaction); each change a
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,11 +20,11 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
-from nekomem.evidence import Evidence, evidence_merged
 from nekomem.journal.services import event_append
+from nekomem.language.tokens import keyword_overlap, keyword_set
 from nekomem.statements import instance_get
 from nekomem.subjects import subject_key_from_section
-from nekomem.textproc import keyword_overlap, keyword_set
+from persona.card import card_fields, card_sha
 from persona.models import (
     CHANGE_POOL,
     CORRECTION_POOL,
@@ -46,6 +45,7 @@ from persona.services.records import (
     token_cache_refresh,
     version_pushed,
 )
+from reflections.services import Evidence, evidence_merged
 
 logger = logging.getLogger(__name__)
 
@@ -129,41 +129,6 @@ def _next_position(*, character_id: int, section: str) -> int:
 
 
 # --- the character card and settings.json -----------------------------------------------------------------
-
-
-# A card field whose value is context for the model, not a "field: value" fact (reference §12).
-AI_CONTEXT_PREFIX = "__ai_context."
-# The card's field order per entity, kept beside the fields: PostgreSQL's jsonb does not keep key order.
-FIELD_ORDER_KEY = "_field_order"
-
-
-def _ordered_fields(values: dict[str, Any], order: Any) -> list[tuple[str, Any]]:
-    if not isinstance(order, list):
-        return list(values.items())
-    rank = {str(name): i for i, name in enumerate(order)}
-    return sorted(values.items(), key=lambda item: rank.get(str(item[0]), len(rank)))
-
-
-def card_fields(card: Any) -> list[tuple[str, str, str]]:
-    """(entity, field, text) of every card field, in card order; the text reads ``field: value``
-    (an ``__ai_context.*`` field: its value alone)."""
-    fields = []
-    card = card if isinstance(card, dict) else {}
-    orders = card.get(FIELD_ORDER_KEY)
-    orders = orders if isinstance(orders, dict) else {}
-    for entity, values in card.items():
-        if not isinstance(values, dict) or str(entity).startswith("_"):
-            continue
-        for field, value in _ordered_fields(values, orders.get(entity)):
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            if shown.strip():
-                text = shown if str(field).startswith(AI_CONTEXT_PREFIX) else f"{field}: {shown}"
-                fields.append((str(entity), str(field), text))
-    return fields
-
-
-def card_sha(card: Any) -> str:
-    return hashlib.sha256(json.dumps(card or {}, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 def card_sync(*, character: Character, state: PersonaState, now: datetime) -> int:

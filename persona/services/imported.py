@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
 from nekomem.language.codes import normalize_language
+from nekomem.language.counting import count_tokens
 from nekomem.llm import chat_json
-from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry
 from persona.prompts import import_fuse_messages
 from persona.services.entries import entry_add, persona_prepare

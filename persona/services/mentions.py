@@ -21,7 +21,8 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
-from nekomem.textproc import keyword_set, message_text
+from nekomem.language.messages import message_text
+from nekomem.language.tokens import keyword_set
 from nekomem.timestamps import iso_local, parse_iso
 from persona.models import CHANGE_POOL, PersonaEntry
 from reflections.models import RECALL_POOL as REFLECTION_POOL

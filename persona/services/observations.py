@@ -8,11 +8,10 @@ from datetime import datetime
 
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import Embedder
-from nekomem.evidence import Signal, evidence_apply
-from nekomem.observations import Observation
 from persona.models import CHANGE_POOL, PersonaEntry
 from persona.services.entries import entry_evidence_event
 from persona.services.mentions import suppression_active
+from reflections.services import Observation, Signal, evidence_apply
 
 PREFIX = "persona"
 

@@ -23,29 +23,27 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.evidence import PROMOTED_AT, Evidence
 from nekomem.journal.causes import caused_by
-from nekomem.journal.jobs import (
-    NO_PROVIDER,
-    job_fail,
-    job_start,
-    job_succeed,
-    job_wait_for_provider,
-    no_provider_reason,
-    register_job_kind,
-)
+from nekomem.journal.jobs import job_fail, job_start, job_succeed, job_wait_for_provider, register_job_kind
 from nekomem.journal.models import Job
+from nekomem.journal.work import NO_PROVIDER, no_provider_reason
+from nekomem.language.counting import count_tokens
+from nekomem.language.resolution import master_display_name
 from nekomem.llm import LLMError, LLMUnavailable, chat_json, provider_status
-from nekomem.locale import master_display_name
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens
 from persona.models import PersonaEntry
 from persona.prompts import merge_messages
 from persona.services.entries import AddOutcome, entry_add, entry_merge_into, persona_prepare
 from persona.services.records import promoted_entry_id, score_of
 from persona.services.scoped import persona_subject_reflections_promote
 from reflections.models import Reflection
-from reflections.services import reflection_transition, reflections_auto_promote, surfaced_mark_handled
+from reflections.services import (
+    PROMOTED_AT,
+    Evidence,
+    reflection_transition,
+    reflections_auto_promote,
+    surfaced_mark_handled,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from nekomem.evidence import Evidence
+from nekomem.language.counting import count_tokens, tokenizer_identity
 from nekomem.subjects import subject_key_from_extra, subject_key_from_section
-from nekomem.textproc import count_tokens, tokenizer_identity
 from nekomem.timestamps import iso_local, parse_iso
 from persona.models import PersonaEntry
+from reflections.services import Evidence
 
 ENTITY_SECTIONS = ("master", "neko", "relationship")
 META_SECTION = "__meta__"

@@ -27,17 +27,8 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
-from nekomem.evidence import evidence_merged
 from nekomem.journal.causes import caused_by, change_detail
 from nekomem.journal.jobs import register_job_kind
-from nekomem.refine import (
-    Cluster,
-    RefineAction,
-    RefineGroup,
-    RefineItem,
-    RefineReport,
-    refine_pass,
-)
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
 from persona.models import CHANGE_POOL, PersonaEntry
 from persona.prompts import refine_messages
@@ -57,6 +48,15 @@ from persona.services.records import (
     score_of,
     token_cache_refresh,
     version_pushed,
+)
+from reflections.services import (
+    Cluster,
+    RefineAction,
+    RefineGroup,
+    RefineItem,
+    RefineReport,
+    evidence_merged,
+    refine_pass,
 )
 
 REFINE_JOB = "persona.refine"

@@ -12,7 +12,8 @@ from django.db.models import Max, Q
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import event_append, events_redact
+from nekomem.journal.redaction import events_redact
+from nekomem.journal.services import event_append
 from nekomem.subjects import SECTION_PREFIX, Subject
 from persona.models import CHANGE_POOL, CORRECTION_POOL, PersonaCorrection, PersonaEntry, PersonaSection
 from persona.services.entries import contradicts, correction_key, entry_save, section_ensure

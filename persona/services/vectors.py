@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nekomem.vector_cache import VectorRow, vector_cache_write
 from persona.models import CHANGE_POOL, PersonaEntry
+from reflections.services import VectorRow, vector_cache_write
 
 
 def persona_entry_vectors_write(*, character_id: int, rows: list[VectorRow]) -> None:

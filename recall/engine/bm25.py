@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nekomem.textproc import recall_tokens, search_tokens, word_chars
+from nekomem.language.tokens import recall_tokens, search_tokens, word_chars
 
 BM25_K1 = 1.5
 BM25_B = 0.75

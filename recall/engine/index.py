@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from nekomem.textproc import is_word_char
-from nekomem.timewindows import TimeWindow
+from nekomem.language.times import TimeWindow
+from nekomem.language.tokens import is_word_char
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import NO_TIME, RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig

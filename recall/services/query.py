@@ -21,8 +21,8 @@ from nekomem.embeddings import Embedder, EmbeddingError, VectorSpace, embedder_w
 from nekomem.language.codes import supported_language
 from nekomem.language.resolution import language_of
 from nekomem.language.stemming import latin_language
+from nekomem.language.times import TimeWindow, find_time_expression, parse_time_window
 from nekomem.subjects import subject_key_of
-from nekomem.timewindows import TimeWindow, find_time_expression, parse_time_window
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
 from recall.index_cache import recall_index

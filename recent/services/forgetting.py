@@ -21,7 +21,7 @@ from nekomem.characters.services import (
     memory_forgotten_apply,
 )
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import outbox_ops_redact
+from nekomem.journal.redaction import outbox_ops_redact
 from recent.models import RawMessage, RecentMessage
 from recent.selectors import raw_log_rows
 

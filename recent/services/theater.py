@@ -24,7 +24,7 @@ from django.utils import timezone
 from nekomem.characters.language import language_choice_update
 from nekomem.characters.locks import lock_character_update, settled_transaction
 from nekomem.characters.services import character_id_for, database_files_scrub
-from nekomem.textproc import message_text
+from nekomem.language.messages import message_text
 from recent.models import TheaterCapsule, TheaterTombstone
 
 THEATER_SOURCE = "theater_numeric_v2"

@@ -1,5 +1,20 @@
-"""Writes of the reflections layer, split by sub-domain; import from here."""
+"""Writes of the reflections layer, split by sub-domain; import from here.
 
+Also the evidence-bearing item's pure pieces that persona entries share with reflections (evidence
+math, observation sources, the refine pass, the vector cache writer): persona reads them here.
+"""
+
+from reflections.evidence import (
+    ARCHIVE_AFTER_SUB_ZERO_DAYS,
+    PROMOTED_AT,
+    Evidence,
+    Signal,
+    evidence_apply,
+    evidence_merged,
+    sub_zero_day_counted,
+)
+from reflections.observations import Observation, ObservationSource, register_observation_source
+from reflections.refine import Cluster, RefineAction, RefineGroup, RefineItem, RefineReport, refine_pass
 from reflections.services.archive import (
     reflection_archive,
     reflection_restore,
@@ -33,11 +48,27 @@ from reflections.services.synthesis import (
     reflections_subjects_synthesize,
 )
 from reflections.services.vectors import reflection_vectors_write
+from reflections.vector_cache import VectorRow, vector_cache_write
 
 __all__ = [
+    "ARCHIVE_AFTER_SUB_ZERO_DAYS",
+    "PROMOTED_AT",
+    "Cluster",
+    "Evidence",
+    "Observation",
+    "ObservationSource",
     "RecheckReport",
+    "RefineAction",
+    "RefineGroup",
+    "RefineItem",
+    "RefineReport",
+    "Signal",
     "SynthesisResult",
+    "VectorRow",
+    "evidence_apply",
+    "evidence_merged",
     "followup_topics",
+    "refine_pass",
     "reflection_archive",
     "reflection_confirm",
     "reflection_delete",
@@ -58,7 +89,10 @@ __all__ = [
     "reflections_stage2",
     "reflections_subject_forget",
     "reflections_subjects_synthesize",
+    "register_observation_source",
     "schema_recheck_character",
     "schema_recheck_tick",
+    "sub_zero_day_counted",
     "surfaced_mark_handled",
+    "vector_cache_write",
 ]

@@ -19,9 +19,9 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
-from nekomem.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
+from reflections.evidence import ARCHIVE_AFTER_SUB_ZERO_DAYS, sub_zero_day_counted
 from reflections.models import RECALL_POOL, ArchiveShard, Reflection
 from reflections.services.lifecycle import reflection_fields_set, reflection_locked, reflection_transition
 from reflections.services.records import ACTIVE_STATUSES, evidence_snapshot, score_of

@@ -20,8 +20,8 @@ from nekomem.characters.services import (
     memory_forgotten_apply,
 )
 from nekomem.journal.causes import caused_by
-from nekomem.journal.services import events_redact
-from nekomem.textproc import count_tokens
+from nekomem.journal.redaction import events_redact
+from nekomem.language.counting import count_tokens
 from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
 from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
 from reflections.services.lifecycle import reflection_fields_set, reflection_locked

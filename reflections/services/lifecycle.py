@@ -16,10 +16,10 @@ from django.utils import timezone
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
 from nekomem.errors import Conflict
-from nekomem.evidence import CONFIRMED_AT, Signal, evidence_apply
 from nekomem.journal.causes import caused_by
 from nekomem.journal.services import event_append
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
+from reflections.evidence import CONFIRMED_AT, Signal, evidence_apply
 from reflections.models import RECALL_POOL, Reflection, SurfacedReflection
 from reflections.services.records import (
     STATUS_STAMPS,

@@ -35,16 +35,9 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
-from nekomem.journal.jobs import (
-    NO_PROVIDER,
-    job_fail,
-    job_start,
-    job_succeed,
-    job_wait_for_provider,
-    no_provider_reason,
-    register_job_kind,
-)
+from nekomem.journal.jobs import job_fail, job_start, job_succeed, job_wait_for_provider, register_job_kind
 from nekomem.journal.models import Job, WorkStatus
+from nekomem.journal.work import NO_PROVIDER, no_provider_reason
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
 from reflections.models import RECALL_POOL, REFLECTION_SCHEMA_VERSION, Reflection
 from reflections.ontology import LEGACY_SCOPES, TEMPORAL_SCOPES

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any
 
-from nekomem.evidence import Evidence
 from nekomem.subjects import subject_key_from_extra
 from nekomem.timestamps import iso_local, parse_iso
+from reflections.evidence import Evidence
 from reflections.models import Reflection
 
 TERMINAL_STATUSES = frozenset(

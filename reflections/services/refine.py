@@ -23,11 +23,16 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import decode_vector, text_fingerprint, vector_space
-from nekomem.evidence import evidence_merged
 from nekomem.journal.causes import caused_by, change_detail
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.services import event_append
-from nekomem.refine import (
+from nekomem.language.counting import count_tokens
+from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
+from reflections.evidence import evidence_merged
+from reflections.models import RECALL_POOL, Reflection
+from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
+from reflections.prompts import refine_messages
+from reflections.refine import (
     Cluster,
     RefineAction,
     RefineGroup,
@@ -35,11 +40,6 @@ from nekomem.refine import (
     RefineReport,
     refine_pass,
 )
-from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens
-from reflections.models import RECALL_POOL, Reflection
-from reflections.ontology import MAX_ONTOLOGY_TEXT_TOKENS
-from reflections.prompts import refine_messages
 from reflections.services.archive import reflection_archive_into_shard
 from reflections.services.lifecycle import reflection_fields_set, reflection_transition
 from reflections.services.records import (

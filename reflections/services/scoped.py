@@ -9,7 +9,7 @@ from django.db.models import Q
 
 from nekomem.characters.locks import lock_character
 from nekomem.characters.services import character_memory_changed
-from nekomem.journal.services import events_redact
+from nekomem.journal.redaction import events_redact
 from reflections.models import RECALL_POOL, Reflection
 
 

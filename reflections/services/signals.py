@@ -23,21 +23,22 @@ from nekomem.characters.language import character_language
 from nekomem.characters.locks import character_row_ensure, lock_character
 from nekomem.characters.models import Character
 from nekomem.embeddings import Embedder, EmbeddingError, get_embedder
-from nekomem.evidence import Signal
 from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
+from nekomem.language.counting import count_tokens, truncate_tokens
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
-from nekomem.observations import Observation, observation_signal_apply, observation_sources
-from nekomem.reranking import LLMRanker, RerankRecord, chat_ranker, rerank
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_enabled
-from nekomem.textproc import count_tokens, message_text, truncate_tokens
 from recent.selectors import raw_log_between
+from reflections.evidence import Signal
 from reflections.keywords import has_negative_keyword
 from reflections.models import Reflection, ReflectionCursor
+from reflections.observations import Observation, observation_signal_apply, observation_sources
 from reflections.prompts import keyword_messages, rebuttal_messages, rerank_messages, signal_messages
+from reflections.reranking import LLMRanker, RerankRecord, chat_ranker, rerank
 from reflections.services.lifecycle import (
     reflection_signal_apply,
     reflection_transition,

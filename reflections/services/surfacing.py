@@ -19,12 +19,13 @@ from django.utils import timezone
 from nekomem.characters.language import character_language
 from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
-from nekomem.evidence import Signal
-from nekomem.journal.jobs import JobWait, no_provider_reason
+from nekomem.journal.jobs import JobWait
 from nekomem.journal.services import event_append
+from nekomem.journal.work import no_provider_reason
+from nekomem.language.messages import message_text
+from nekomem.language.resolution import language_of
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.locale import language_of
-from nekomem.textproc import message_text
+from reflections.evidence import Signal
 from reflections.models import Reflection, SurfacedReflection
 from reflections.prompts import feedback_messages
 from reflections.sampling import weighted_sample

@@ -33,16 +33,16 @@ from nekomem.characters.locks import lock_character
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_memory_changed
 from nekomem.embeddings import Embedder, decode_vector, get_embedder, text_fingerprint
-from nekomem.evidence import initial_reinforcement
 from nekomem.journal.causes import caused_by
 from nekomem.journal.jobs import job_fail, job_succeed, job_wait_for_provider
 from nekomem.journal.models import Job
 from nekomem.journal.services import event_append
 from nekomem.llm import LLMError, LLMUnavailable, chat_json
-from nekomem.reranking import RerankRecord, rerank
+from reflections.evidence import initial_reinforcement
 from reflections.models import RECALL_POOL, Reflection
 from reflections.ontology import ontology_validated
 from reflections.prompts import synthesis_messages
+from reflections.reranking import RerankRecord, rerank
 from reflections.selectors import (
     absorbed_fact_vectors,
     reflection_get,

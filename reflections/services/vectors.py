@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nekomem.vector_cache import VectorRow, vector_cache_write
 from reflections.models import RECALL_POOL, Reflection
+from reflections.vector_cache import VectorRow, vector_cache_write
 
 
 def reflection_vectors_write(*, character_id: int, rows: list[VectorRow]) -> None:

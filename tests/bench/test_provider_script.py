@@ -13,8 +13,6 @@ from bench.provider_script import HealthyProvider, prompt_kind, prompt_text
 from facts.prompts import arbitration_messages, disclosure_messages, extraction_messages
 from facts.services.records import draft_from_llm
 from nekomem.llm import chat_json
-from nekomem.refine import refine_actions
-from nekomem.reranking import llm_rank_chat
 from persona.prompts import corrections_messages, merge_messages
 from persona.prompts import refine_messages as persona_refine_messages
 from recent.compression import summary_from_reply
@@ -29,6 +27,8 @@ from reflections.prompts import (
     synthesis_messages,
 )
 from reflections.prompts import refine_messages as reflection_refine_messages
+from reflections.refine import refine_actions
+from reflections.reranking import llm_rank_chat
 
 LANGUAGES = ("zh", "en", "ja", "ko", "ru", "es", "pt", "zh-TW")
 DIALOGUE = [{"role": "human", "content": "我下周要去杭州出差"}, {"role": "ai", "content": "路上小心喵"}]

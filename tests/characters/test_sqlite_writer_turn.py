@@ -15,8 +15,8 @@ from collections.abc import Callable
 import pytest
 from django.db import OperationalError, connection, connections, transaction
 
-from nekomem.characters.locks import WriterTurnTimeout, sqlite_writer_turn, sqlite_writer_turn_release
 from nekomem.characters.models import Character
+from nekomem.sqlite_backend.turnstile import WriterTurnTimeout, sqlite_writer_turn, sqlite_writer_turn_release
 from tests.characters.factories import CharacterFactory
 from tests.support.waits import WRITER_TURN_WAIT, LockWaitProbe
 

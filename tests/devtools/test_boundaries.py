@@ -53,7 +53,10 @@ def test_a_clean_layout_has_no_violations(project: Path) -> None:
 
 def test_kernel_importing_a_layer_fires_even_inside_a_function(project: Path) -> None:
     write(project, {"nekomem/urls.py": "def routes():\n    from recall.context import x\n"})
-    assert rules(project) == [("nekomem/urls.py", "kernel-imports-layer", "recall.context")]
+    assert rules(project) == [
+        ("nekomem/urls.py", "kernel-deferred-import", "recall.context"),
+        ("nekomem/urls.py", "kernel-imports-layer", "recall.context"),
+    ]
 
 
 def test_a_layer_reading_upwards_fires(project: Path) -> None:
@@ -165,4 +168,99 @@ def test_an_app_apart_is_imported_by_no_layer_and_reads_only_its_listed_surface(
         ("knowledge/search.py", "private-access", "recall.engine.bm25"),
         ("knowledge/search.py", "apart-direction", "facts.selectors"),
         ("nekomem/hook.py", "apart-imported", "knowledge"),
+    ]
+
+
+def test_the_kernel_imports_no_app_and_a_foundation_app_only_the_kernel(project: Path) -> None:
+    write(
+        project,
+        {
+            "install/__init__.py": "",
+            "install/folder.py": "from nekomem.characters.locks import lock\nfrom facts.selectors import y\n",
+            "nekomem/runtime/views.py": "from install.folder import reread\n",
+            "recent/views.py": "from install import install_root\n",
+        },
+    )
+    assert rules(project) == [
+        ("install/folder.py", "foundation-direction", "facts.selectors"),
+        ("nekomem/runtime/views.py", "kernel-imports-app", "install.folder"),
+    ]
+
+
+def test_an_adapter_reads_public_surfaces_and_nothing_imports_it(project: Path) -> None:
+    write(
+        project,
+        {
+            "knowledge/__init__.py": "",
+            "knowledge/services.py": "",
+            "mcp_server/__init__.py": "",
+            "mcp_server/memory.py": (
+                "from knowledge.services import query\nfrom recall.context import render\n"
+                "from facts.services import fact_update\nfrom nekomem.characters.locks import lock\n"
+            ),
+            "recall/views.py": "from mcp_server.memory import tools\n",
+        },
+    )
+    assert rules(project) == [
+        ("mcp_server/memory.py", "private-access", "recall.context"),
+        ("recall/views.py", "adapter-imported", "mcp_server.memory"),
+    ]
+
+
+def test_the_kernel_imports_only_its_own_level_or_below(project: Path) -> None:
+    write(
+        project,
+        {
+            "nekomem/runtime/__init__.py": "",
+            "nekomem/runtime/state.py": "from nekomem.journal.jobs import work_sweep\n",
+            "nekomem/runtime/status.py": "from nekomem.journal.jobs import work_sweep\n",
+            "nekomem/journal/__init__.py": "",
+            "nekomem/journal/jobs.py": "from nekomem.characters.locks import lock\n",
+        },
+    )
+    assert rules(project) == [("nekomem/runtime/state.py", "kernel-order", "nekomem.journal.jobs")]
+
+
+def test_a_circle_in_the_kernel_fires_even_through_type_checking(project: Path) -> None:
+    write(
+        project,
+        {
+            "nekomem/embeddings/__init__.py": "",
+            "nekomem/embeddings/vectors.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from nekomem.embeddings.models import M\n"
+            ),
+            "nekomem/embeddings/models.py": "from nekomem.embeddings import vectors\n",
+        },
+    )
+    assert rules(project) == [
+        (
+            "nekomem/embeddings/models.py",
+            "kernel-cycle",
+            "nekomem.embeddings.models -> nekomem.embeddings.vectors -> nekomem.embeddings.models",
+        )
+    ]
+
+
+def test_a_deferred_import_of_our_code_in_the_kernel_fires_unless_ready_or_listed(project: Path) -> None:
+    write(
+        project,
+        {
+            "nekomem/llm/__init__.py": "",
+            "nekomem/journal/__init__.py": "",
+            "nekomem/journal/apps.py": (
+                "class C:\n    def ready(self):\n        from nekomem.journal import jobs\n"
+            ),
+            "nekomem/journal/jobs.py": (
+                "def run():\n    import tqdm\n    from nekomem.llm import chat\n"
+                "    def inner():\n        import nekomem.llm\n"
+            ),
+            "nekomem/embeddings/onnx.py": (
+                "def check_files():\n    from nekomem.embeddings.fetch import sha\n"
+            ),
+        },
+    )
+    assert rules(project) == [
+        ("nekomem/journal/jobs.py", "kernel-deferred-import", "nekomem.llm"),
+        ("nekomem/journal/jobs.py", "kernel-deferred-import", "nekomem.llm"),
     ]

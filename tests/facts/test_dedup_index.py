@@ -10,7 +10,8 @@ from facts.models import Fact, FactDedupPair, FactToken
 from facts.services import FactDraft, fact_update, facts_persist
 from facts.services.tokens import dedup_key_for
 from nekomem.characters.models import Character
-from nekomem.textproc import dice_overlap, fts_tokens, normalized_identity
+from nekomem.language.normalize import normalized_identity
+from nekomem.language.tokens import dice_overlap, fts_tokens
 from tests.facts.conftest import T0
 from tests.facts.factories import make_fact
 from tests.support.dataset import conversation

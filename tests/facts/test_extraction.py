@@ -7,8 +7,8 @@ import pytest
 from facts.models import ExtractionCursor, Fact
 from facts.services import facts_extraction_tick
 from facts.services.extraction import EXTRACTION_JOB, TickResult
-from nekomem.journal.jobs import backoff_delay
 from nekomem.journal.models import Job
+from nekomem.journal.work import backoff_delay
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from tests.facts.conftest import T0, minutes, say
 from tests.support.llm_server import error, json_content, text

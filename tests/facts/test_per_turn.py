@@ -49,7 +49,7 @@ def test_on_mode_leaves_the_turn_to_the_batched_loop(
 def test_off_mode_without_a_provider_waits_then_runs_once_one_is_configured(
     post_history, llm_server, settings, django_capture_on_commit_callbacks
 ):
-    from nekomem.journal.jobs import work_sweep
+    from nekomem.journal.sweep import work_sweep
     from tests.support.llm_server import json_content
 
     switch_set(name=POWERFUL_MEMORY, enabled=False)

@@ -6,7 +6,7 @@ import pytest
 
 from facts.prompts import PROMPTS, arbitration_messages, disclosure_messages
 from nekomem.language.codes import SUPPORTED_LANGUAGES
-from nekomem.locale import default_master_name
+from nekomem.language.resolution import default_master_name
 
 
 @pytest.mark.parametrize("language", SUPPORTED_LANGUAGES)

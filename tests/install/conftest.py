@@ -14,7 +14,7 @@ CSRF_TOKEN = "csrf-4b1d8e6f0a2c"
 @pytest.fixture
 def neko_root(tmp_path, settings) -> Iterator[Path]:
     """A copy of the install folder fixture, with the launcher's environment in the settings."""
-    from nekomem.install.sync import characters_sync_forget
+    from install.sync import characters_sync_forget
 
     root = tmp_path / "N.E.K.O"
     shutil.copytree(FIXTURE, root)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import factory
 from django.utils import timezone
 
-from nekomem.install.models import FolderCharacter, FolderFile, FolderState
+from install.models import FolderCharacter, FolderFile, FolderState
 
 
 class FolderFileFactory(factory.django.DjangoModelFactory[FolderFile]):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nekomem.runtime.state import current_block, storage_release
+from nekomem.runtime.startup import storage_release
+from nekomem.runtime.state import current_block
 from tests.install.conftest import CSRF_TOKEN, INSTANCE_ID
 
 pytestmark = pytest.mark.django_db

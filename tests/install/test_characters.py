@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from install.characters import card_value, parse_characters
 from nekomem.characters.models import Character
-from nekomem.install.characters import card_value, parse_characters
 from persona.models import PersonaEntry
 from persona.services.records import card_entry_id
 

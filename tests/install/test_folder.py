@@ -13,17 +13,17 @@ import pytest
 from django.urls import reverse
 
 from facts.models import Fact
-from nekomem.characters.models import Character
-from nekomem.install.folder import (
+from install.folder import install_folder_pass
+from install.migration import (
     MIGRATION_REASON,
-    install_folder_pass,
-    install_folder_reread,
     install_migration_abandoned_release,
     install_migration_begin,
     install_migration_needed,
     install_migration_run,
 )
-from nekomem.install.models import FolderFile
+from install.models import FolderFile
+from install.take_in import install_folder_reread
+from nekomem.characters.models import Character
 from recent.models import RawMessage, RecentMessage
 
 pytestmark = pytest.mark.django_db

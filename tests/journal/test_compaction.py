@@ -12,18 +12,17 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
-from nekomem.journal.services import (
+from nekomem.journal.compaction import (
     EVENTS_COMPACT_LINES,
     HISTORY_KEEP_VERSIONS,
     HISTORY_RESCAN,
     OUTBOX_COMPACT_LINES,
-    event_append,
     events_compact,
-    events_reconcile,
     history_retention,
     outbox_compact,
 )
+from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
+from nekomem.journal.services import event_append, events_reconcile
 from nekomem.journal.tasks import journal_compact_loop
 from nekomem.portability import memory_export
 from nekomem.runtime.schedules import registered_schedules

@@ -11,9 +11,8 @@ import django_q.tasks
 import pytest
 from django.utils import timezone
 
-from nekomem.journal import broker, jobs
+from nekomem.journal import broker, jobs, work
 from nekomem.journal.jobs import (
-    JOB_MAX_ATTEMPTS,
     JobKind,
     job_claim,
     job_create,
@@ -25,9 +24,10 @@ from nekomem.journal.jobs import (
     job_supersede,
     register_job_kind,
     unregister_job_kind,
-    work_sweep,
 )
 from nekomem.journal.models import Job
+from nekomem.journal.sweep import work_sweep
+from nekomem.journal.work import JOB_MAX_ATTEMPTS
 from nekomem.llm import chat
 from tests.characters.factories import CharacterFactory
 from tests.journal.factories import make_job
@@ -74,7 +74,7 @@ def fresh(job: Job) -> Job:
 
 
 def test_backoff_doubles_from_one_minute():
-    assert [jobs.backoff_delay(n) for n in range(1, 5)] == [timedelta(minutes=m) for m in (1, 2, 4, 8)]
+    assert [work.backoff_delay(n) for n in range(1, 5)] == [timedelta(minutes=m) for m in (1, 2, 4, 8)]
 
 
 def test_each_failure_backs_off_and_the_fifth_dead_letters_once(script):
@@ -87,7 +87,7 @@ def test_each_failure_backs_off_and_the_fifth_dead_letters_once(script):
         assert (job.status, job.waiting_reason, job.attempts) == ("waiting", "backoff", attempt)
         assert job.next_attempt_at is not None
         waited = job.next_attempt_at - before
-        assert jobs.backoff_delay(attempt) <= waited < jobs.backoff_delay(attempt) + timedelta(seconds=5)
+        assert work.backoff_delay(attempt) <= waited < work.backoff_delay(attempt) + timedelta(seconds=5)
         assert job.last_error == "RuntimeError: upstream down"
         # Not due before its back-off ends; due after.
         assert work_sweep(now=job.next_attempt_at - timedelta(seconds=1)).jobs == 0
@@ -212,7 +212,7 @@ def test_a_stale_run_cannot_overwrite_the_run_that_took_over(script):
 def test_the_sweep_counts_an_expired_lease_as_an_attempt_and_runs_the_job_again(script):
     job = new_job()
     assert job_claim(job_id=job.pk) is not None  # a worker took it, then vanished
-    later = timezone.now() + jobs.DEFAULT_LEASE + timedelta(seconds=1)
+    later = timezone.now() + work.DEFAULT_LEASE + timedelta(seconds=1)
     assert work_sweep(now=later).jobs == 1
     job = fresh(job)
     assert (job.status, job.attempts, job.outcome) == ("done", 1, "ran")
@@ -303,7 +303,7 @@ def test_a_kind_run_by_its_loop_backs_off_on_the_loop_clock_and_is_never_enqueue
         job, why = job_start(character_id=character_id, kind="test.loop", now=at)
         assert job is not None and why == "" and job.status == "running"
         assert job_fail(job=job, error=RuntimeError("window failed"), now=at) == "waiting"
-        assert fresh(job).next_attempt_at == at + jobs.backoff_delay(1)
+        assert fresh(job).next_attempt_at == at + work.backoff_delay(1)
         assert job_start(character_id=character_id, kind="test.loop", now=at) == (None, "backoff")
         assert work_sweep(now=timezone.now() + timedelta(days=1)).jobs == 0  # the loop runs it, not a task
         again, _ = job_start(character_id=character_id, kind="test.loop", now=at + timedelta(minutes=1))

@@ -10,9 +10,11 @@ from django_q.models import Task
 
 from nekomem.journal import services
 from nekomem.journal.broker import OUTBOX_BATCH_MAX
-from nekomem.journal.jobs import JobWait, work_claim, work_release_leases, work_sweep
+from nekomem.journal.jobs import JobWait
 from nekomem.journal.models import OutboxOp
 from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
+from nekomem.journal.sweep import work_sweep
+from nekomem.journal.work import work_claim, work_release_leases
 from tests.characters.factories import CharacterFactory
 from tests.journal.factories import OutboxOpFactory
 

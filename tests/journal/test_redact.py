@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from nekomem.journal.models import Event
-from nekomem.journal.services import events_redact
+from nekomem.journal.redaction import events_redact
 from tests.characters.factories import CharacterFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,14 +12,14 @@ from django_q.models import Failure, Success, Task
 from django_q.monitor import save_task
 from django_q.tasks import async_task
 
-from nekomem.journal.models import Job, OutboxOp
-from nekomem.journal.services import (
+from nekomem.journal.compaction import (
     JOB_DONE_RETENTION,
     TASK_FAILURE_RETENTION,
     TASK_SUCCESS_RETENTION,
     outbox_compact,
     work_retention,
 )
+from nekomem.journal.models import Job, OutboxOp
 from nekomem.journal.tasks import retention_tick
 from nekomem.runtime.schedules import registered_schedules
 from tests.characters.factories import CharacterFactory

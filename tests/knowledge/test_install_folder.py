@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from install.folder import install_start_hooks_run
 from knowledge.files import PACKS_DIR, REGISTRY_FILE, parse_stamp, registry_parse
 from knowledge.install.services import knowledge_folder_take_in
 from knowledge.models import KnowledgePack, KnowledgeStore, PackVersion
@@ -24,8 +25,8 @@ from knowledge.services import (
     knowledge_pack_material_type_set,
     knowledge_pack_remove,
 )
-from nekomem.install.folder import install_start_hooks_run
-from nekomem.runtime.state import storage_block, storage_release
+from nekomem.runtime.startup import storage_release
+from nekomem.runtime.state import storage_block
 from tests.knowledge.factories import fixture_pack
 
 FIXTURE = Path(__file__).parent / "fixtures" / "install" / "knowledge"
@@ -235,7 +236,7 @@ def test_standalone_writes_its_own_folder_and_never_takes_it_in(settings: Any, t
 
 
 def test_a_take_in_builds_the_lookups_index_once_not_once_a_pack(install: Path) -> None:
-    from knowledge.search.lookup import knowledge_index_builds
+    from knowledge.search.index_cache import knowledge_index_builds
     from knowledge.services import knowledge_query
 
     assert knowledge_query(query="草生")["result"] == "miss"  # this process now answers lookups

@@ -9,7 +9,8 @@ from django.test import Client
 
 from knowledge.models import KnowledgeImport
 from knowledge.packs import MAX_PACK_BODY_BYTES
-from nekomem.runtime.state import storage_block, storage_release
+from nekomem.runtime.startup import storage_release
+from nekomem.runtime.state import storage_block
 from tests.knowledge.conftest import FLAGS
 from tests.knowledge.factories import (
     IndexBatchFactory,
@@ -328,7 +329,8 @@ def test_import_takes_json_or_multipart_only(post):
 
 def test_before_startup_routes_answer_knowledge_starting_and_availability_stays_200(rf):
     from knowledge import views
-    from nekomem.runtime.state import set_initializing, startup_run
+    from nekomem.runtime.startup import startup_run
+    from nekomem.runtime.state import set_initializing
 
     set_initializing()
     try:

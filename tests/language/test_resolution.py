@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nekomem.locale import default_master_name, language_of, resolve_language
+from nekomem.language.resolution import default_master_name, language_of, resolve_language
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from nekomem.language import stemming
-from nekomem.textproc import _normalize_for_recall, search_tokens
+from nekomem.language.normalize import normalize_for_recall
+from nekomem.language.tokens import search_tokens
 from recall.engine import BM25_NEKOMEM, LEXICAL_VIEWS, Bm25View, Candidate, RecallIndex
 
 pytestmark = pytest.mark.django_db  # the session's startup fixture needs the test database
@@ -63,7 +64,7 @@ def test_russian_stems_before_it_folds() -> None:
     ],
 )
 def test_latin_language_of_a_text(text: str, language: str) -> None:
-    words = _normalize_for_recall(text).split()
+    words = normalize_for_recall(text).split()
     assert stemming.latin_language(words, raw_text=text) == language
 
 

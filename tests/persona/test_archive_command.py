@@ -10,7 +10,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from nekomem.runtime.state import storage_block, storage_release
+from nekomem.runtime.startup import storage_release
+from nekomem.runtime.state import storage_block
 from persona.services import persona_ensure
 from reflections.models import Reflection
 from tests.characters.factories import CharacterFactory

@@ -12,9 +12,9 @@ from facts.services import FactDraft, facts_persist
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.selectors import character_memory_touched
 from nekomem.characters.services import character_memory_changed
-from nekomem.evidence import Signal
 from persona.selectors import long_term_memory_markdown
 from persona.services import persona_entry_create
+from reflections.evidence import Signal
 from reflections.models import Reflection
 from reflections.services.lifecycle import reflection_signal_apply
 from tests.persona.factories import make_entry

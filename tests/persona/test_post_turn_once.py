@@ -9,9 +9,10 @@ import pytest
 from django.db import transaction
 
 from nekomem.journal import services
-from nekomem.journal.jobs import JobWait, no_provider_reason
+from nekomem.journal.jobs import JobWait
 from nekomem.journal.models import OutboxOp
 from nekomem.journal.registry import POST_TURN_OP, register_outbox_step, unregister_outbox_step
+from nekomem.journal.work import no_provider_reason
 from nekomem.llm.client import chat_json
 from nekomem.llm.errors import LLMUnavailable
 from tests.persona.factories import make_entry

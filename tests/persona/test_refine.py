@@ -229,7 +229,7 @@ def test_a_cluster_that_changed_leaves_its_old_job_superseded(character, llm_ser
 
 
 def test_a_dead_cluster_gets_one_probe_every_5_hours(character, llm_server):
-    from nekomem.journal.jobs import work_sweep
+    from nekomem.journal.sweep import work_sweep
 
     entry(character, "主人喜欢看海", axis(0))
     entry(character, "主人很爱看海", axis(0, 0.05))

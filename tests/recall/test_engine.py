@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from nekomem.textproc import recall_tokens, search_tokens
-from nekomem.timewindows import TimeWindow
+from nekomem.language.times import TimeWindow
+from nekomem.language.tokens import recall_tokens, search_tokens
 from recall import engine
 from recall.engine import (
     BM25_ONLY,

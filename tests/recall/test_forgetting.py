@@ -26,8 +26,8 @@ from facts.models import Fact
 from facts.services import FactDraft, facts_persist
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_delete, character_get_or_create
+from nekomem.journal.compaction import events_compact
 from nekomem.journal.models import Event
-from nekomem.journal.services import events_compact
 from persona.services import persona_entry_create
 from persona.services.entries import correction_enqueue
 from recall import index_cache

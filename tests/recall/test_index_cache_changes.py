@@ -16,11 +16,11 @@ from facts.services import FactDraft, fact_delete, fact_update, facts_persist
 from nekomem.characters.models import Character, MemoryChange
 from nekomem.characters.selectors import memory_changes_since
 from nekomem.characters.services import character_get_or_create, character_memory_changed
-from nekomem.evidence import Signal
 from persona.services import persona_entry_create, persona_mentions_record, suppressions_refresh
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.services import RecallRequest, recall_query
+from reflections.evidence import Signal
 from reflections.models import Reflection
 from reflections.services import reflection_edit
 from reflections.services.lifecycle import reflection_signal_apply

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from nekomem.timewindows import TimeWindow
+from nekomem.language.times import TimeWindow
 from recall.engine import BM25_NEKOMEM, BM25_ONLY, DEFAULT, VECTORS_ONLY, Candidate, RecallIndex, bm25
 from recall.engine import vectors as engine_vectors
 

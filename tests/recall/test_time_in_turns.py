@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from facts.models import ExtractionCursor
 from nekomem.characters.models import Character
-from nekomem.runtime import state
+from nekomem.runtime import startup, state
 from recall import turn_vectors
 from recall.models import RawTurnVector
 from recall.turn_vectors import turn_vectors_idle
@@ -73,6 +73,6 @@ def test_the_turn_thread_writes_nothing_while_storage_is_blocked(post_history) -
         turn_vectors._embed(character.pk)
         assert not RawTurnVector.objects.filter(character=character).exists()
     finally:
-        state.storage_release()
+        startup.storage_release()
     turn_vectors._embed(character.pk)  # lifted: the turn is read (and its window stored)
     assert RawTurnVector.objects.get(character=character).event_start_at is not None

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from nekomem.journal.jobs import ready_tiers, work_due, work_sweep
 from nekomem.journal.models import Job
+from nekomem.journal.sweep import work_sweep
+from nekomem.journal.work import ready_tiers, work_due
+from nekomem.language.counting import count_tokens
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
-from nekomem.textproc import count_tokens
 from recent.compression import INPUT_BUDGET_TOKENS, window_compress
 from recent.jobs import COMPRESS_JOB
 from recent.models import RecentMeta

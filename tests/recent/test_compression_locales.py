@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nekomem.language.codes import SUPPORTED_LANGUAGES
-from nekomem.locale import default_master_name
+from nekomem.language.resolution import default_master_name
 from recent.models import RecentMessage
 from recent.prompts import MEMO_PREFIX, PROMPTS
 from tests.recent.scripting import summary, system_text, unchanged_review, user_text

@@ -14,10 +14,10 @@ import pytest
 from django.utils import timezone
 
 from nekomem.characters.models import Character
-from nekomem.journal.jobs import work_sweep
 from nekomem.journal.models import Job
+from nekomem.journal.sweep import work_sweep
+from nekomem.language.counting import count_tokens
 from nekomem.runtime.switches import RECENT_AUTO_REVIEW, switch_set
-from nekomem.textproc import count_tokens
 from recent.compression import HARD_CAP_TOKENS
 from recent.jobs import COMPRESS_JOB
 from recent.models import RawMessage

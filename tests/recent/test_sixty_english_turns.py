@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from nekomem.textproc import strip_bracketed
+from nekomem.language.messages import strip_bracketed
 from recent.models import RawMessage
 from recent.prompts import MEMO_PREFIX
 from tests.recent.scripting import dispatcher, post, window

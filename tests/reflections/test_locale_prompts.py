@@ -15,7 +15,7 @@ from facts.prompts import PROMPTS as FACT_PROMPTS
 from facts.tasks import facts_extraction_loop
 from nekomem.characters.models import Character
 from nekomem.language.codes import SUPPORTED_LANGUAGES
-from nekomem.locale import default_master_name
+from nekomem.language.resolution import default_master_name
 from reflections.models import Reflection
 from reflections.prompts import PROMPTS as REFLECTION_PROMPTS
 from reflections.prompts import keyword_messages, rebuttal_messages, signal_messages

@@ -10,8 +10,8 @@ import time_machine
 from django.core.management import call_command
 
 from facts.models import Fact
-from nekomem.journal.jobs import work_sweep
 from nekomem.journal.models import Event, Job, WorkStatus
+from nekomem.journal.sweep import work_sweep
 from reflections.models import Reflection
 from reflections.services import schema_recheck_tick
 from reflections.services.recheck import RECHECK_JOB

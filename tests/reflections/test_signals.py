@@ -6,10 +6,10 @@ import pytest
 from django.utils import timezone
 
 from facts.models import Fact
-from nekomem.evidence import Signal
 from nekomem.journal.models import Job
 from nekomem.runtime.switches import POWERFUL_MEMORY, switch_set
 from recent.services import raw_log_append
+from reflections.evidence import Signal
 from reflections.models import Reflection, ReflectionCursor
 from reflections.services import reflections_keyword_hook, reflections_rebuttal_tick, reflections_stage2
 from reflections.services.retries import REBUTTAL_JOB

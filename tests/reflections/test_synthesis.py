@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from facts.models import Fact
-from nekomem.journal.jobs import jobs_self_heal_probe
 from nekomem.journal.models import Event, Job
+from nekomem.journal.sweep import jobs_self_heal_probe
 from reflections.models import Reflection
 from reflections.services import reflection_synthesize
 from reflections.services.records import reflection_id_for

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from nekomem.runtime import state
+from nekomem.runtime import startup, state
 from recent.models import RecentMessage
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def assert_blocked(response, reason: str):
 def initializing():
     state.set_initializing()
     yield
-    assert state.startup_run()
+    assert startup.startup_run()
 
 
 @pytest.mark.usefixtures("initializing")
@@ -97,4 +97,4 @@ def test_continue_stays_409_while_startup_cannot_finish(internal_client, django_
         assert "migrations not applied" in response.json()["blocking_reason"]
     finally:
         recorder.record_applied(app, name)
-        assert state.startup_run()
+        assert startup.startup_run()

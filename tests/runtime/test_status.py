@@ -17,7 +17,7 @@ from facts.models import Fact
 from facts.services import FactDraft, facts_persist
 from nekomem import embeddings
 from nekomem.embeddings.profiles import get_profile
-from nekomem.runtime import state
+from nekomem.runtime import startup, state
 from nekomem.runtime.status import (
     VectorCoverage,
     llm_startup_log,
@@ -246,7 +246,7 @@ def test_a_blocked_storage_is_reported_while_other_routes_answer_409(client: Cli
         assert client.get("/api/v1/characters/").status_code == 409
         assert status(client)["storage"] == {"blocked": True, "reason": "restore_in_progress"}
     finally:
-        state.storage_release()
+        startup.storage_release()
     assert status(client)["storage"]["blocked"] is False
 
 
@@ -256,7 +256,7 @@ def test_while_starting_the_counts_are_unknown_not_zero(client: Client) -> None:
     try:
         body = status(client)
     finally:
-        assert state.startup_run()
+        assert startup.startup_run()
     assert body["storage"] == {"blocked": True, "reason": "runtime_initializing"}
     assert body["jobs"] is None and body["outbox"] is None
     assert body["embeddings"]["with_vectors"] is None

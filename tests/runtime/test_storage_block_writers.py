@@ -15,11 +15,12 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from nekomem.characters.locks import lock_character
-from nekomem.journal.jobs import job_create, job_run, register_job_kind, unregister_job_kind, work_sweep
+from nekomem.journal.jobs import job_create, job_run, register_job_kind, unregister_job_kind
 from nekomem.journal.models import Job, OutboxOp
 from nekomem.journal.registry import register_outbox_step, unregister_outbox_step
 from nekomem.journal.services import outbox_op_register, outbox_ops_execute
-from nekomem.runtime import state
+from nekomem.journal.sweep import work_sweep
+from nekomem.runtime import startup, state
 from nekomem.runtime.models import StorageState
 from nekomem.runtime.services import schedules_upsert
 from nekomem.runtime.status import status_snapshot
@@ -207,14 +208,14 @@ def test_continue_hooks_run_before_the_writers_go_and_may_write(handler, interna
     def broken() -> None:
         raise RuntimeError("a hook that fails must not keep the server blocked")
 
-    state.register_continue_hook(broken)
-    state.register_continue_hook(reread_folder)
-    state.register_continue_hook(reread_folder)  # registered once
+    startup.register_continue_hook(broken)
+    startup.register_continue_hook(reread_folder)
+    startup.register_continue_hook(reread_folder)  # registered once
     try:
         block(internal_client)
         release(internal_client)
     finally:
-        state.unregister_continue_hook(broken)
-        state.unregister_continue_hook(reread_folder)
+        startup.unregister_continue_hook(broken)
+        startup.unregister_continue_hook(reread_folder)
     assert seen == [(True, 0, True)]  # still blocked, and the job had not run yet
     assert handler.runs == 1 and state.storage_writes_allowed() is True

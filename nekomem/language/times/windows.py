@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import TypeVar
 
-from nekomem.textproc import fold_diacritics
+from nekomem.language.normalize import fold_diacritics
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import pytest
 
 from knowledge.search import Card, neutralize_fence, render_block, strip_chat_markup
 from nekomem.language.codes import SUPPORTED_LANGUAGES
+from nekomem.language.counting import count_tokens
 from nekomem.language.tables import load_locale_tables, table_problems
-from nekomem.textproc import count_tokens
 
 # Wire facts (the original's prompts_knowledge.py): fences and the (knowledge | corpus) labels.
 FENCES = {

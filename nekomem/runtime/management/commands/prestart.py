@@ -1,15 +1,17 @@
 from django.core.management.base import BaseCommand
 
-from nekomem.install.folder import install_migration_abandoned_release
-from nekomem.journal.jobs import work_restart
 from nekomem.journal.services import events_reconcile
+from nekomem.journal.sweep import work_restart
+from nekomem.runtime.startup import server_hooks
 
 
 class Command(BaseCommand):
     help = "Startup work before the server and cluster start: reconcile events, replay jobs and the outbox."
 
     def handle(self, *args, **options):
-        install_migration_abandoned_release()
+        for hook in server_hooks():
+            if hook.prestart is not None:
+                hook.prestart()
         report = events_reconcile()
         restart = work_restart()
         self.stdout.write(

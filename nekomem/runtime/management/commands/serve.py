@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from nekomem.install.folder import install_migration_begin, install_watcher_start
+from nekomem.runtime.startup import server_hooks
 from nekomem.runtime.status import llm_startup_log
 
 STOP_GRACE_SECONDS = 20
@@ -200,13 +200,17 @@ class Command(BaseCommand):
                 f"{host}:{port} is already in use, perhaps by another nekomem; stop it or set NEKOMEM_PORT"
             )
         python = sys.executable
-        # Install mode: a first start answers 409 until the install's memory folder is taken in (before
-        # any child can serve), and this process keeps the folder in step while the server runs.
-        try:
-            install_migration_begin()
-        except DatabaseError:
-            # The schema is not there yet (`serve` without `prepare`): the server's own start-up says so.
-            logger.exception("install mode: the first-start migration cannot be set up")
+        # The apps' work of this process (install mode: a first start answers 409 until the install's
+        # memory folder is taken in, before any child can serve; the folder is kept in step meanwhile).
+        hooks = server_hooks()
+        for hook in hooks:
+            if hook.before_serving is None:
+                continue
+            try:
+                hook.before_serving()
+            except DatabaseError:
+                # The schema is not there yet (`serve` without `prepare`): the server's own start-up says so.
+                logger.exception("%s: cannot be set up before serving", hook.name)
         # Both children inherit numpy's single-threaded setting from manage.py, which set it before
         # numpy loaded (nekomem/runtime/native_threads.py).
         children = [_start_child(http_server_command(python))]
@@ -217,7 +221,7 @@ class Command(BaseCommand):
         self.stdout.write(f"memory server on http://{settings.NEKOMEM_HOST}:{settings.NEKOMEM_PORT}")
         # Once per server, not per worker: which tiers have a provider, or that LLM work will wait.
         llm_startup_log()
-        install_watcher = install_watcher_start()
+        loops = [hook.background() for hook in hooks if hook.background is not None]
 
         stop_requested = False
 
@@ -231,8 +235,9 @@ class Command(BaseCommand):
             while not stop_requested and all(child.poll() is None for child in children):
                 time.sleep(0.2)
         finally:
-            if install_watcher is not None:
-                install_watcher.set()
+            for stop in loops:
+                if stop is not None:
+                    stop.set()
             _stop_children(
                 children,
                 graces=[STOP_GRACE_SECONDS, CLUSTER_STOP_GRACE_SECONDS][: len(children)],
