@@ -126,7 +126,7 @@ def main() -> int:
     from django.test import Client
 
     from facts.services import FactDraft, fact_update, facts_persist
-    from nekomem.runtime.state import startup_run
+    from nekomem.runtime.startup import startup_run
     from persona.services import persona_entry_edit
     from reflections.services import reflection_edit
 

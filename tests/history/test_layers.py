@@ -110,7 +110,8 @@ def test_the_memo_is_versioned_restored_and_rolled_back_leaving_the_raw_log(char
 
     answer = client.post(f"{API}/recent/memo/history/restore/", {"version": 1}, "application/json")
     assert answer.status_code == 200, answer.content
-    assert memo_text(character.pk) == shown[0]["fields"]["text"] and memo_text(character.pk).startswith(memo)
+    restored = memo_text(character.pk)
+    assert restored is not None and restored == shown[0]["fields"]["text"] and restored.startswith(memo)
 
     raw = list(RawMessage.objects.filter(character=character).values_list("pk", "message"))
     report = memory_rollback(character_id=character.pk, at=before_any)
