@@ -274,20 +274,25 @@ class RecallIndex:
         floors["cosine"] = config.cosine_threshold
         return floors
 
-    def _cosine(self, q: np.ndarray, pool: np.ndarray, also: list[int]) -> np.ndarray:
-        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1)."""
+    def _cosine(
+        self, q: np.ndarray, pool: np.ndarray, also: list[int]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1),
+        and then the rows that have one (None: every row)."""
         if self.matrix is not None:
-            return self.matrix @ q
+            return self.matrix @ q, None
         assert self.coarse is not None and self.projection is not None
         assert self.q8 is not None and self.q8_scale is not None
         approx = self.coarse @ (q @ self.projection)
-        approx[~pool] = -np.inf
+        if not pool.all():
+            approx[~pool] = -np.inf
         take = min(RESCORE_ROWS, approx.size)
         rows = np.argpartition(approx, approx.size - take)[approx.size - take :]
-        rows = np.union1d(rows, np.asarray(also, dtype=np.int64))
+        if also:
+            rows = np.concatenate((rows, np.asarray(also, dtype=rows.dtype)))
         scores = np.full(approx.shape, -1.0, dtype=np.float32)
         scores[rows] = (self.q8[rows].astype(np.float32) @ q) * self.q8_scale[rows]
-        return scores
+        return scores, rows
 
     # --- time ----------------------------------------------------------------------------------------
 
@@ -397,10 +402,11 @@ class RecallIndex:
                 if view_name == "words":
                     word_tokens = tokens
                 # As ``view.scores``: the query's terms de-duplicated (§4.3).
-                scores = self._in_context(view.term_scores(list(dict.fromkeys(tokens))), allowed, 0.0, config)
+                scored: list[np.ndarray] = []
+                scores = view.term_scores(list(dict.fromkeys(tokens)), scored=scored)
                 path = f"bm25:{view_name}"
-                rankings[path] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scores, rankings[path] = self._ranked(
+                    scores, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights[path] = weight
                 path_scores[path] = scores
@@ -415,9 +421,10 @@ class RecallIndex:
                 view = self.views.get("chars")
                 if view is None:
                     view = self.views["chars"] = self._late_view("chars")
-                scores = self._in_context(view.term_scores(chars), allowed, 0.0, config)
-                rankings[CHARS_PATH] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scored = []
+                scores = view.term_scores(chars, scored=scored)
+                scores, rankings[CHARS_PATH] = self._ranked(
+                    scores, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights[CHARS_PATH] = dict(config.lexical)["words"]
                 path_scores[CHARS_PATH] = scores
@@ -428,21 +435,20 @@ class RecallIndex:
                     q = q / max(float(np.linalg.norm(q)), 1e-12)
                 pool = allowed & self.cosine_pool & self.has_vector
                 lexical_rows = [row for rows in rankings.values() for row in rows]
-                scores = self._in_context(
-                    self._cosine(q, pool, lexical_rows), pool, config.cosine_threshold, config
-                )
-                rankings["cosine"] = top_rows(
-                    scores, pool, config.cosine_threshold, config.per_path, order=self.order
+                scores, rescored = self._cosine(q, pool, lexical_rows)
+                threshold = config.cosine_threshold
+                scores, rankings["cosine"] = self._ranked(
+                    scores, None if rescored is None else [rescored], pool, threshold, threshold, config
                 )
                 weights["cosine"] = config.vector_weight
                 path_scores["cosine"] = scores
         fused = self._fused(rankings, path_scores, weights, config)
         if config.feedback_docs and fused and config.use_lexical:
-            expanded = self._feedback(words, fused, config)
+            scored = []
+            expanded = self._feedback(words, fused, config, scored=scored)
             if expanded is not None:
-                scores = self._in_context(expanded, allowed, 0.0, config)
-                rankings["bm25:feedback"] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scores, rankings["bm25:feedback"] = self._ranked(
+                    expanded, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights["bm25:feedback"] = config.feedback_weight
                 path_scores["bm25:feedback"] = scores
@@ -476,7 +482,7 @@ class RecallIndex:
         return score_fuse(rankings, path_scores, weights=weights, floors=floors)
 
     def _feedback(
-        self, query: str, fused: list[tuple[int, float]], config: RecallConfig
+        self, query: str, fused: list[tuple[int, float]], config: RecallConfig, *, scored: list[np.ndarray]
     ) -> np.ndarray | None:
         """Pseudo-relevance feedback (RM3's expansion): the terms the best fused rows share, weighted by
         how often they occur there (each row by its fused score) and how rare they are in the pool, scored
@@ -499,14 +505,37 @@ class RecallIndex:
         if keep.size == 0:
             return None
         chosen = weight[keep] / weight[keep].sum()
-        return view.term_scores([terms[i] for i in keep.tolist()], chosen.tolist())
+        return view.term_scores([terms[i] for i in keep.tolist()], chosen.tolist(), scored=scored)
+
+    def _ranked(
+        self,
+        scores: np.ndarray,
+        scored: list[np.ndarray] | None,
+        allowed: np.ndarray,
+        floor: float,
+        threshold: float,
+        config: RecallConfig,
+    ) -> tuple[np.ndarray, list[int]]:
+        """A path's scores in context and its top rows. ``scored``: the only rows with a score (its
+        terms' postings, a large pool's rescored rows; None: any row), so neither step scans the pool."""
+        scores = self._in_context(scores, allowed, floor, config, raised=scored)
+        among = None if scored is None else (np.concatenate(scored) if scored else np.zeros(0, np.int64))
+        return scores, top_rows(scores, allowed, threshold, config.per_path, order=self.order, among=among)
 
     def _in_context(
-        self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
+        self,
+        scores: np.ndarray,
+        allowed: np.ndarray,
+        floor: float,
+        config: RecallConfig,
+        *,
+        raised: list[np.ndarray] | None = None,
     ) -> np.ndarray:
-        """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
-        ``floor`` (``_neighbours``). Only rows with a neighbour and above the floor lend anything, so the
-        work follows the rows that have a neighbour (the raw turns), not the pool (a query at 100k)."""
+        """``scores`` (a path's own array: changed in place) with each row raised by
+        ``config.context_weight`` × its best neighbour's score above ``floor`` (``_neighbours``); the
+        rows raised are added to ``raised``. Only rows with a neighbour and above the floor lend
+        anything, so the work follows the rows that have a neighbour (the raw turns), not the pool (a
+        query at 100k), and no copy of the pool's scores is made."""
         if config.context_weight <= 0 or scores.size < 2:
             return scores
         sides, linked = self._neighbours(config)
@@ -519,16 +548,20 @@ class RecallIndex:
             return scores
         lift = (scores[lenders] - np.float32(floor)).astype(np.float32)
         weight = np.float32(config.context_weight)
-        raised = scores.copy()
-        # Each side maps rows one to one (a row has one row before it), so no row is written twice by
-        # one side; a row between two lenders takes the larger.
+        # Every raise is worked out from the scores as given before any is written; each side maps rows
+        # one to one (a row has one row before it), and a row between two lenders takes the larger.
+        raises = []
         for side in sides:
             target = side[lenders]
             keep = target >= 0
             keep[keep] &= allowed[target[keep]]
             target = target[keep]
-            raised[target] = np.maximum(raised[target], scores[target] + weight * lift[keep])
-        return raised
+            raises.append((target, scores[target] + weight * lift[keep]))
+        for target, value in raises:
+            scores[target] = np.maximum(scores[target], value)
+            if raised is not None:
+                raised.append(target)
+        return scores
 
     def _neighbours(self, config: RecallConfig) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
