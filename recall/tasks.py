@@ -128,3 +128,11 @@ def scoped_write_keys_prune_task() -> int:
     from recall.services import scoped_write_keys_prune
 
     return scoped_write_keys_prune()
+
+
+def recall_indexes_prepare_task(character_ids: list[int]) -> None:
+    """After an import: the characters' recall indexes built and saved here, off the import."""
+    from recall.index_cache import recall_indexes_build
+
+    with background_priority():
+        recall_indexes_build(character_ids)

@@ -13,13 +13,22 @@ Split by subject: ``entries`` (the cache and its counters), ``cache`` (a request
 vectors, off the request) and ``warm_up`` (what runs off the request: a start, an import, a backfill).
 """
 
-from recall.index_cache.cache import recall_index
-from recall.index_cache.entries import RecallIndexBuilding, _cache, _lock, clear, counters, usage
-from recall.index_cache.fill import _give_way, answering
+from recall.index_cache.cache import _builds, recall_index
+from recall.index_cache.entries import (
+    RecallIndexBuilding,
+    _build_locks,
+    _cache,
+    _lock,
+    clear,
+    counters,
+    usage,
+)
+from recall.index_cache.fill import _give_way, _vector_filler, answering
 from recall.index_cache.warm_up import (
     character_forget,
     recall_forget_apply,
     recall_index_refresh,
+    recall_indexes_build,
     recall_indexes_load_saved,
     recall_indexes_prepare,
     recall_indexes_save_vectors,
@@ -28,9 +37,12 @@ from recall.index_cache.warm_up import (
 
 __all__ = [
     "RecallIndexBuilding",
+    "_build_locks",
+    "_builds",
     "_cache",
     "_give_way",
     "_lock",
+    "_vector_filler",
     "answering",
     "character_forget",
     "clear",
@@ -38,6 +50,7 @@ __all__ = [
     "recall_forget_apply",
     "recall_index",
     "recall_index_refresh",
+    "recall_indexes_build",
     "recall_indexes_load_saved",
     "recall_indexes_prepare",
     "recall_indexes_save_vectors",

@@ -26,6 +26,7 @@ from recall.index_cache.entries import (
 from recall.index_cache.fill import _fill_deferred_vectors
 from recall.index_cache.saved import _build, _load, _maybe_compact
 from recall.selectors import NOT_READ, NotRead, character_memory_version
+from recall.snapshots import BUILDING_CLAIM_SECONDS, build_claimed
 
 logger = logging.getLogger(__name__)
 
@@ -191,6 +192,7 @@ class _BuildThread(threading.Thread):
 
     def run(self) -> None:
         try:
+            _await_claimed_build(self.character_id)
             self.entry = _load_or_build(
                 character_id=self.character_id,
                 stop_names=self.stop_names,
@@ -207,6 +209,22 @@ class _BuildThread(threading.Thread):
 
 
 _builds: dict[int, _BuildThread] = {}
+
+
+def _await_claimed_build(character_id: int) -> None:
+    """Another process builds this index (the task cluster, after an import): wait until it has saved
+    it, then load it (``_load_or_build``) rather than build the same index beside it. Requests are
+    answered meanwhile from the rows that hold their words (``recall.interim``)."""
+    started = time.monotonic()
+    while build_claimed(character_id=character_id):
+        if time.monotonic() - started > BUILDING_CLAIM_SECONDS:
+            return
+        time.sleep(CLAIM_POLL_SECONDS)
+    if time.monotonic() - started > CLAIM_POLL_SECONDS:
+        counters["claimed_builds_awaited"] += 1
+
+
+CLAIM_POLL_SECONDS = 0.25
 
 
 def _load_or_build(
