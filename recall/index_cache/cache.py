@@ -135,7 +135,9 @@ def _entry_at(
     # The request that started the build waits for it a while (a small pool's build ends within it);
     # once a build has outlasted that, the next requests do not wait again (2 s each, every query
     # while a 100k build ran): they are answered at once, from the rows meanwhile.
-    build.join(wait if time.monotonic() - build.started < wait else 0.0)
+    # A build another process claimed (an import's, by the task cluster) takes longer than any wait.
+    waits = time.monotonic() - build.started < wait and not build_claimed(character_id=character_id)
+    build.join(wait if waits else 0.0)
     if build.is_alive():
         # An import (or a pruned log) of a large pool: serve what this process had meanwhile, or
         # answer "building" rather than hold a chat request for the length of a build.
