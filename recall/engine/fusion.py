@@ -82,6 +82,9 @@ def with_slots(
     return sorted(out, key=lambda item: -item[1])
 
 
+AMONG_SHARE = 16  # ``among`` is sorted only while it is under 1/16 of the pool
+
+
 def top_rows(
     scores: np.ndarray,
     allowed: np.ndarray,
@@ -94,7 +97,8 @@ def top_rows(
     """Row numbers of the best ``limit`` scores ≥ threshold (and > 0) among allowed rows; ties by
     ``order`` (the rows' keys), else by row. ``among``: the only rows that can pass (a large pool's
     cosine: the rescored rows and those their context raised), so the others are not scanned."""
-    if among is None:
+    if among is None or among.size * AMONG_SHARE > scores.size:
+        # Common terms' postings span much of the pool: one scan costs less than sorting them.
         keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
     else:
         among = np.unique(among)  # in row order, as the scan would list them
