@@ -146,6 +146,11 @@ class Client:
         self.port = port
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
         self.building: list[float] = []  # latencies of the answers "index still building" (no results)
+        # Answers from the rows holding the query's words while the index is built (``index_building``),
+        # and how many of them had no result.
+        self.interim: list[float] = []
+        self.interim_empty = 0
+        self.partial = False  # the last answer was one of those two kinds
 
     def ask(self, query: str) -> float:
         body = json.dumps({"query": query}, ensure_ascii=False).encode()
@@ -165,6 +170,10 @@ class Client:
             raise RuntimeError(f"bad answer {response.status}: {payload}")
         if building:
             self.building.append(elapsed)
+        elif payload.get("index_building"):
+            self.interim.append(elapsed)
+            self.interim_empty += not payload.get("results")
+        self.partial = building or bool(payload.get("index_building"))
         return elapsed
 
 
@@ -210,27 +219,36 @@ def main() -> None:
         started = time.monotonic()
         server.manage("import_memory", str(work / "import"), timeout=3600)
         import_seconds = time.monotonic() - started
-        results["import"] = ("import_memory of the directory", f"{import_seconds:.0f} s", "≤ 60 s")
+        results["import"] = ("import_memory of the directory", f"{import_seconds:.0f} s", "≤ 30 s")
         print(f"imported in {import_seconds:.0f}s", flush=True)
 
-        # The first queries after the import: the index builds in the background meanwhile.
+        # The first queries after the import: the index builds in the background meanwhile (the task
+        # cluster), and a query answers from the rows holding its words until it is there.
         started = time.monotonic()
         first = [client.ask(qs[0])]
-        while client.building:
-            building = len(client.building)
-            time.sleep(0.5)
+        while client.partial and time.monotonic() - started < 900:
+            time.sleep(0.2)
             first.append(client.ask(qs[len(first) % len(qs)]))
-            if len(client.building) == building:
-                break
         waited = time.monotonic() - started
-        results["after_import"] = (
-            "queries right after the import (index building)",
-            f"{len(client.building)} answered 'building' (max {max(client.building, default=0):.0f} ms),"
-            f" full answers after {waited:.1f} s",
-            "—",
+        interim = client.interim
+        meanwhile = (
+            f"p50 {statistics.median(interim):.0f} / p95 {percentile(interim, 0.95):.0f} ms"
+            f" ({len(interim)}, {client.interim_empty} empty)"
+            if interim
+            else "none"
         )
-        print(
-            f"first full answer {waited:.1f}s after the import; {len(client.building)} 'building'", flush=True
+        results["after_import"] = (
+            "index answering after the import returned",
+            f"{waited:.1f} s; meanwhile {meanwhile}"
+            + (f", {len(client.building)} 'building'" if client.building else ""),
+            "≤ 30 s, 0 empty",
+        )
+        print(f"index answering {waited:.1f}s after the import; meanwhile {meanwhile}", flush=True)
+        after = [client.ask(qs[j % len(qs)]) for j in range(100)]
+        results["right_after"] = (
+            "/query_memory right after the index is ready",
+            f"p50 {statistics.median(after):.1f} / p95 {percentile(after, 0.95):.1f} ms",
+            "—",
         )
         client.building.clear()
 
@@ -329,7 +347,7 @@ def main() -> None:
     head = f"{'what':<56} {'measured':<44} {'target':<12}"
     print(head)
     print("-" * len(head))
-    for key in ("import", "after_import", "backfill", "during", "rest", "new_fact", "restart"):
+    for key in ("import", "after_import", "right_after", "backfill", "during", "rest", "new_fact", "restart"):
         if key in results:
             what, value, target = results[key]
             print(f"{what:<56} {value:<44} {target:<12}")

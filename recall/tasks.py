@@ -122,3 +122,11 @@ def _enqueue_next_tick() -> None:
 def recall_retention_tick() -> dict[str, int]:
     report = recall_retention()
     return {"fact_vectors": report.fact_vectors, "snapshots": report.snapshots}
+
+
+def recall_indexes_prepare_task(character_ids: list[int]) -> None:
+    """After an import: the characters' recall indexes built and saved here, off the import."""
+    from recall.index_cache import recall_indexes_build
+
+    with background_priority():
+        recall_indexes_build(character_ids)

@@ -60,6 +60,7 @@ class LookupOutcome:
             "elapsed_ms": self.elapsed_ms,
         }
 
+
 # --- the query vector --------------------------------------------------------------------------------
 
 _embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="knowledge-query-vector")

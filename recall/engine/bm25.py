@@ -275,8 +275,15 @@ class Bm25View:
         # Query terms de-duplicated (§4.3); unknown terms contribute nothing.
         return self.term_scores(list(dict.fromkeys(self.tokenizer(query, self.stop_names))))
 
-    def term_scores(self, tokens: Sequence[str], weights: Sequence[float] | None = None) -> np.ndarray:
-        """``scores`` of distinct ``tokens`` (already tokenised), each term's part times its weight."""
+    def term_scores(
+        self,
+        tokens: Sequence[str],
+        weights: Sequence[float] | None = None,
+        *,
+        scored: list[np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """``scores`` of distinct ``tokens`` (already tokenised), each term's part times its weight;
+        the rows that contain one are added to ``scored`` (every other row scores 0)."""
         self.freeze()
         scores = np.zeros(self.size, dtype=np.float32)
         if not self._live or not tokens:
@@ -285,6 +292,8 @@ class Bm25View:
         term, rows, tfs = self._postings(keys)
         if not term.size:
             return scores
+        if scored is not None:
+            scored.append(rows)
         live = self._alive[rows] if self._live < self.size else None
         df = np.bincount(term if live is None else term[live], minlength=keys.size)
         idf = np.array(

@@ -82,12 +82,28 @@ def with_slots(
     return sorted(out, key=lambda item: -item[1])
 
 
+AMONG_SHARE = 16  # ``among`` is sorted only while it is under 1/16 of the pool
+
+
 def top_rows(
-    scores: np.ndarray, allowed: np.ndarray, threshold: float, limit: int, *, order: np.ndarray | None = None
+    scores: np.ndarray,
+    allowed: np.ndarray,
+    threshold: float,
+    limit: int,
+    *,
+    order: np.ndarray | None = None,
+    among: np.ndarray | None = None,
 ) -> list[int]:
     """Row numbers of the best ``limit`` scores ≥ threshold (and > 0) among allowed rows; ties by
-    ``order`` (the rows' keys), else by row."""
-    keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
+    ``order`` (the rows' keys), else by row. ``among``: the only rows that can pass (a large pool's
+    cosine: the rescored rows and those their context raised), so the others are not scanned."""
+    if among is None or among.size * AMONG_SHARE > scores.size:
+        # Common terms' postings span much of the pool: one scan costs less than sorting them.
+        keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
+    else:
+        among = np.unique(among)  # in row order, as the scan would list them
+        at = scores[among]
+        keep = among[allowed[among] & (at >= threshold) & (at > 0)]
     if keep.size == 0 or limit <= 0:
         return []
     if keep.size > limit:

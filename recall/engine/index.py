@@ -14,9 +14,10 @@ import numpy as np
 from nekomem.language.times import TimeWindow
 from nekomem.language.tokens import is_word_char
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
-from recall.engine.columns import NO_TIME, RowStore
+from recall.engine.columns import RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
-from recall.engine.fusion import rrf_fuse, score_fuse, top_rows, with_slots
+from recall.engine.context import RowContext
+from recall.engine.fusion import rrf_fuse, score_fuse, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
 from recall.engine.vectors import (
     VectorBuilder,
@@ -27,13 +28,13 @@ from recall.engine.vectors import (
     vectors_set,
     with_room,
 )
-from recall.questions import says_when, without_question_words
+from recall.questions import without_question_words
 
 RESCORE_ROWS = 1000
 CHARS_PATH = "bm25:chars"  # the query's one-character words, over the ``chars`` view
 
 
-class RecallIndex:
+class RecallIndex(RowContext):
     """Everything recall needs for one character's pools, built once and then kept up to date.
 
     Built in one pass over the candidates (an iterator is fine: a 100k-row pool is never held as
@@ -274,20 +275,25 @@ class RecallIndex:
         floors["cosine"] = config.cosine_threshold
         return floors
 
-    def _cosine(self, q: np.ndarray, pool: np.ndarray, also: list[int]) -> np.ndarray:
-        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1)."""
+    def _cosine(
+        self, q: np.ndarray, pool: np.ndarray, also: list[int]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Cosine of every row (exact), or of the coarse top rows plus ``also`` (large pools; others −1),
+        and then the rows that have one (None: every row)."""
         if self.matrix is not None:
-            return self.matrix @ q
+            return self.matrix @ q, None
         assert self.coarse is not None and self.projection is not None
         assert self.q8 is not None and self.q8_scale is not None
         approx = self.coarse @ (q @ self.projection)
-        approx[~pool] = -np.inf
+        if not pool.all():
+            approx[~pool] = -np.inf
         take = min(RESCORE_ROWS, approx.size)
         rows = np.argpartition(approx, approx.size - take)[approx.size - take :]
-        rows = np.union1d(rows, np.asarray(also, dtype=np.int64))
+        if also:
+            rows = np.concatenate((rows, np.asarray(also, dtype=rows.dtype)))
         scores = np.full(approx.shape, -1.0, dtype=np.float32)
         scores[rows] = (self.q8[rows].astype(np.float32) @ q) * self.q8_scale[rows]
-        return scores
+        return scores, rows
 
     # --- time ----------------------------------------------------------------------------------------
 
@@ -397,10 +403,11 @@ class RecallIndex:
                 if view_name == "words":
                     word_tokens = tokens
                 # As ``view.scores``: the query's terms de-duplicated (§4.3).
-                scores = self._in_context(view.term_scores(list(dict.fromkeys(tokens))), allowed, 0.0, config)
+                scored: list[np.ndarray] = []
+                scores = view.term_scores(list(dict.fromkeys(tokens)), scored=scored)
                 path = f"bm25:{view_name}"
-                rankings[path] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scores, rankings[path] = self._ranked(
+                    scores, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights[path] = weight
                 path_scores[path] = scores
@@ -415,9 +422,10 @@ class RecallIndex:
                 view = self.views.get("chars")
                 if view is None:
                     view = self.views["chars"] = self._late_view("chars")
-                scores = self._in_context(view.term_scores(chars), allowed, 0.0, config)
-                rankings[CHARS_PATH] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scored = []
+                scores = view.term_scores(chars, scored=scored)
+                scores, rankings[CHARS_PATH] = self._ranked(
+                    scores, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights[CHARS_PATH] = dict(config.lexical)["words"]
                 path_scores[CHARS_PATH] = scores
@@ -428,21 +436,20 @@ class RecallIndex:
                     q = q / max(float(np.linalg.norm(q)), 1e-12)
                 pool = allowed & self.cosine_pool & self.has_vector
                 lexical_rows = [row for rows in rankings.values() for row in rows]
-                scores = self._in_context(
-                    self._cosine(q, pool, lexical_rows), pool, config.cosine_threshold, config
-                )
-                rankings["cosine"] = top_rows(
-                    scores, pool, config.cosine_threshold, config.per_path, order=self.order
+                scores, rescored = self._cosine(q, pool, lexical_rows)
+                threshold = config.cosine_threshold
+                scores, rankings["cosine"] = self._ranked(
+                    scores, None if rescored is None else [rescored], pool, threshold, threshold, config
                 )
                 weights["cosine"] = config.vector_weight
                 path_scores["cosine"] = scores
         fused = self._fused(rankings, path_scores, weights, config)
         if config.feedback_docs and fused and config.use_lexical:
-            expanded = self._feedback(words, fused, config)
+            scored = []
+            expanded = self._feedback(words, fused, config, scored=scored)
             if expanded is not None:
-                scores = self._in_context(expanded, allowed, 0.0, config)
-                rankings["bm25:feedback"] = top_rows(
-                    scores, allowed, config.bm25_threshold, config.per_path, order=self.order
+                scores, rankings["bm25:feedback"] = self._ranked(
+                    expanded, scored, allowed, 0.0, config.bm25_threshold, config
                 )
                 weights["bm25:feedback"] = config.feedback_weight
                 path_scores["bm25:feedback"] = scores
@@ -474,102 +481,6 @@ class RecallIndex:
         if config.floor == "list":
             floors = {p: float(path_scores[p][rows[-1]]) for p, rows in rankings.items() if len(rows) > 1}
         return score_fuse(rankings, path_scores, weights=weights, floors=floors)
-
-    def _feedback(
-        self, query: str, fused: list[tuple[int, float]], config: RecallConfig
-    ) -> np.ndarray | None:
-        """Pseudo-relevance feedback (RM3's expansion): the terms the best fused rows share, weighted by
-        how often they occur there (each row by its fused score) and how rare they are in the pool, scored
-        as a query of their own over the words view. None: no term to add."""
-        view = self.views.get("words") or self._late_view("words")
-        asked = set(view.tokenizer(query, self.stop_names))
-        best = fused[0][1] or 1.0
-        mass: dict[str, float] = {}
-        for row, score in fused[: config.feedback_docs]:
-            tokens = view.tokenizer(self.rows.strings[row][1], self.stop_names)
-            for token in tokens:
-                if token not in asked:
-                    mass[token] = mass.get(token, 0.0) + (score / best) / len(tokens)
-        if not mass:
-            return None
-        terms = list(mass)
-        weight = np.asarray([mass[t] for t in terms], dtype=np.float32) * view.idf(terms)
-        keep = np.argsort(-weight, kind="stable")[: config.feedback_terms]
-        keep = keep[weight[keep] > 0]
-        if keep.size == 0:
-            return None
-        chosen = weight[keep] / weight[keep].sum()
-        return view.term_scores([terms[i] for i in keep.tolist()], chosen.tolist())
-
-    def _in_context(
-        self, scores: np.ndarray, allowed: np.ndarray, floor: float, config: RecallConfig
-    ) -> np.ndarray:
-        """``scores`` with each row raised by ``config.context_weight`` × its best neighbour's score above
-        ``floor`` (``_neighbours``). Only rows with a neighbour and above the floor lend anything, so the
-        work follows the rows that have a neighbour (the raw turns), not the pool (a query at 100k)."""
-        if config.context_weight <= 0 or scores.size < 2:
-            return scores
-        sides, linked = self._neighbours(config)
-        if linked.size == 0:
-            return scores  # no row has a neighbour (facts, reflections: no known speakers)
-        # Only rows with a neighbour can lend: the pass is over them, not the pool.
-        lenders = linked[scores[linked] > floor]
-        lenders = lenders[allowed[lenders]]
-        if lenders.size == 0:
-            return scores
-        lift = (scores[lenders] - np.float32(floor)).astype(np.float32)
-        weight = np.float32(config.context_weight)
-        raised = scores.copy()
-        # Each side maps rows one to one (a row has one row before it), so no row is written twice by
-        # one side; a row between two lenders takes the larger.
-        for side in sides:
-            target = side[lenders]
-            keep = target >= 0
-            keep[keep] &= allowed[target[keep]]
-            target = target[keep]
-            raised[target] = np.maximum(raised[target], scores[target] + weight * lift[keep])
-        return raised
-
-    def _neighbours(self, config: RecallConfig) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-        """Each row's neighbour before and after it (−1: none): the live rows of one pool in key order
-        (facts by primary key, raw turns by key and so by time), two of them neighbours when created
-        within ``context_gap`` of each other and, with ``context_replies``, said by different speakers
-        (``Candidate.speaker``; rows whose speaker is not known get no reply context).
-        By key, not by row, so an index that took changes has the neighbours a rebuilt one has. Kept
-        until the rows change (the first query after a change sorts the live rows again)."""
-        key = (len(self.alive), self.changed_rows, config.context_gap, config.context_replies)
-        cached = self._links
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        n = len(self.alive)
-        created = self.rows.created.micros()
-        pools = self.rows.pools.codes()
-        live = np.flatnonzero(self.alive & (created != NO_TIME))
-        seq = live[np.lexsort((self.order[live], pools[live]))]
-        a, b = seq[:-1], seq[1:]
-        linked = (pools[a] == pools[b]) & (np.abs(created[b] - created[a]) <= int(config.context_gap * 1e6))
-        if config.context_replies:
-            # A question and its answer: two turns whose speakers are known and differ. Never by
-            # ``entity``: it says whom a fact is about, and every fact of an original facts.json is
-            # about the master (the rule then paired nothing, or any two facts the other way round).
-            speakers = self.rows.speakers.codes()
-            unknown = self.rows.speakers.code_of(None)
-            linked &= (speakers[a] != speakers[b]) & (speakers[a] != unknown) & (speakers[b] != unknown)
-        before = np.full(n, -1, dtype=np.int64)
-        after = np.full(n, -1, dtype=np.int64)
-        after[a[linked]] = b[linked]
-        before[b[linked]] = a[linked]
-        self._links = (key, ((before, after), np.union1d(a[linked], b[linked])))
-        return self._links[1]
-
-    def _when_first(self, fused: list[tuple[int, float]], bonus: float) -> list[tuple[int, float]]:
-        """A when-question's candidates, the dated rows that say when they happened raised by ``bonus``
-        (a row's "yesterday" answers "when?" only with the row's own date to read it against)."""
-        texts, dated = self.rows.strings, ~np.isnan(self.span_start)
-        raised = [
-            (row, score + bonus if dated[row] and says_when(texts[row][1]) else score) for row, score in fused
-        ]
-        return sorted(raised, key=lambda item: -item[1])  # stable: ties keep the fused order
 
     def _late_view(self, name: str) -> Bm25View:
         """A lexical view no index was built with (a benchmark's configuration), over the live rows."""

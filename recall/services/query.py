@@ -25,7 +25,8 @@ from nekomem.language.times import TimeWindow, find_time_expression, parse_time_
 from nekomem.subjects import subject_key_of
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
-from recall.index_cache import recall_index
+from recall.index_cache import RecallIndexBuilding, recall_index
+from recall.interim import interim_index
 from recall.questions import asks_when
 from recall.selectors import RAW_TURN_TIER, recall_character
 
@@ -190,14 +191,23 @@ def _recall_query(*, name: str, request: RecallRequest, now: datetime | None) ->
         language = query_language(query, request.language)
         vectors = _query_vectors(query, config, language)
         qvec = vectors.query
-        index = recall_index(
-            character_id=character.pk,
-            stop_names=character.stop_names,
-            space=vectors.space,
-            version=character.memory_version,
-            covered=character.raw_covered,
-            raw_written=character.raw_written,
-        )
+        try:
+            index = recall_index(
+                character_id=character.pk,
+                stop_names=character.stop_names,
+                space=vectors.space,
+                version=character.memory_version,
+                covered=character.raw_covered,
+                raw_written=character.raw_written,
+            )
+        except RecallIndexBuilding:
+            if not query:
+                raise
+            # A large import's index is being built: the rows that hold the query's words meanwhile.
+            index = interim_index(
+                character_id=character.pk, query=query, stop_names=character.stop_names, space=vectors.space
+            )
+            body["index_building"] = True
         candidates_total = len(index)
         # Filtered before ranking, so a busy group's rows never crowd the master's out of the top k.
         subjects = frozenset(request.subjects) if request.subjects else None

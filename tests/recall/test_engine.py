@@ -241,7 +241,7 @@ def test_large_pool_compact_vectors_score_like_exact_cosine(monkeypatch) -> None
         query = unit[i] + 0.2 * rng.normal(size=128).astype(np.float32)
         query /= np.linalg.norm(query)
         exact = unit @ query
-        got = index._cosine(query, np.ones(2000, dtype=bool), [])
+        got, _rows = index._cosine(query, np.ones(2000, dtype=bool), [])
         rescored = np.flatnonzero(got > -1)
         assert np.abs(got[rescored] - exact[rescored]).max() < 0.01  # int8 rows: error ≈ 1e-3
         top = np.argsort(-exact)[:20]

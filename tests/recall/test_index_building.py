@@ -1,16 +1,20 @@
 """A query never waits longer than ``RECALL_BUILD_WAIT_SECONDS`` for its character's index: while a
-large build runs (after an import) it answers with no results and says why, and the build goes on in
-the background; a stale index of the same character serves meanwhile where this process has one."""
+large build runs (after an import) it answers from the rows that hold its words and says why, and the
+build goes on in the background (or in the process that claimed it); a stale index of the same
+character serves meanwhile where this process has one."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 from django.utils import timezone
 
@@ -41,9 +45,10 @@ def wait_for_builds(seconds: float = 30.0) -> None:
 
 # No saved indexes: the process builds (the import built and saved one, which a server would load).
 @override_settings(RECALL_BUILD_WAIT_SECONDS=0.05, RECALL_SNAPSHOT_DIR="")
-def test_a_query_during_a_long_build_answers_building_then_the_index(client, tmp_path: Path) -> None:
+def test_a_query_during_a_long_build_answers_from_the_rows_then_the_index(client, tmp_path: Path) -> None:
     now = timezone.now()
-    import_facts(tmp_path, NAME, [fact_entry("主人养了一只橘猫，名字叫团子", now - timedelta(days=1))])
+    texts = ["主人养了一只橘猫，名字叫团子", "主人今天去京都看了红叶"]
+    import_facts(tmp_path, NAME, [fact_entry(text, now - timedelta(days=1)) for text in texts])
     index_cache.clear()  # a server process that did not run the import
     character = Character.objects.get(name=NAME)
     build_lock = index_cache._build_locks.setdefault(character.pk, threading.Lock())
@@ -51,11 +56,40 @@ def test_a_query_during_a_long_build_answers_building_then_the_index(client, tmp
         started = time.monotonic()
         body = ask(client, "橘猫团子")
         assert time.monotonic() - started < 5
-        assert body["results"] == [] and body["error_code"] == "recall_index_building"
+        # Never "nothing" for what was imported: the rows holding the query's words, ranked.
+        assert body["index_building"] is True and "error_code" not in body
+        assert [r["text"] for r in body["results"]] == [texts[0]]
+        assert [r["text"] for r in ask(client, "cat")["results"]] == []  # no word in common: none
     wait_for_builds()
     body = ask(client, "橘猫团子")
-    assert "error_code" not in body
+    assert "error_code" not in body and "index_building" not in body
+    assert [r["text"] for r in body["results"]] == [texts[0]]
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=0.05)
+def test_a_build_another_process_claimed_is_awaited_and_loaded_not_built_again(
+    client, tmp_path: Path
+) -> None:
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry("主人养了一只橘猫，名字叫团子", now - timedelta(days=1))])
+    index_cache.clear()
+    character = Character.objects.get(name=NAME)
+    # The task cluster's claim, its index not saved yet (a live process of this host: the test
+    # runner's parent stands for it).
+    saved = next(Path(settings.RECALL_SNAPSHOT_DIR).rglob(f"{character.pk}-*.pickle"))
+    aside = saved.rename(tmp_path / "saved.pickle")
+    claim = saved.parent / f"{character.pk}.building"
+    claim.write_text(f"{socket.gethostname()} {os.getppid()} building")
+    built = index_cache.counters["full_builds"]
+    body = ask(client, "橘猫团子")
+    assert body["index_building"] is True
     assert [r["text"] for r in body["results"]] == ["主人养了一只橘猫，名字叫团子"]
+    aside.rename(saved)  # the claimed build saved its index and let go
+    claim.unlink()
+    wait_for_builds()
+    body = ask(client, "橘猫团子")
+    assert "index_building" not in body and body["results"]
+    assert index_cache.counters["full_builds"] == built  # its saved index loaded, not built here
 
 
 @override_settings(RECALL_BUILD_WAIT_SECONDS=0.05)

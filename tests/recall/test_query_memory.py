@@ -135,7 +135,7 @@ def test_internal_failure_is_empty_with_error_code(client, imported, monkeypatch
         raise RuntimeError("storage unreadable")
 
     # Simulates a storage failure below recall (the pools cannot be read).
-    monkeypatch.setattr(index_cache, "recall_pools", broken)
+    monkeypatch.setattr(index_cache.saved, "recall_pools", broken)
     # The import built and saved the index: a process without either must read the pools.
     index_cache.clear()
     with override_settings(RECALL_SNAPSHOT_DIR=""):
