@@ -94,9 +94,10 @@ def churn(folder: Path, characters: int, rounds: int, cap_mb: int, trim: bool) -
     django.setup()
     from nekomem.embeddings import trim_heap
     from recall import index_cache
+    from recall.index_cache import entries as cache_entries
     from recall.snapshots import snapshot_read
 
-    index_cache.MAX_CACHE_BYTES = cap_mb * 1024**2
+    cache_entries.MAX_CACHE_BYTES = cap_mb * 1024**2
     rng = random.Random(7)
     print(f"{'trim' if trim else 'none'}\t0\t0\t0\t{rss_mb():.0f}\t0", flush=True)
     for sweep in range(1, rounds + 1):
@@ -107,8 +108,8 @@ def churn(folder: Path, characters: int, rounds: int, cap_mb: int, trim: bool) -
             loaded = snapshot_read(folder / f"{cid}.idx")
             assert loaded is not None
             version, index = loaded
-            entry = index_cache._Entry(version=version, model_id=None, stop_names=(), index=index)
-            index_cache._store(cid, entry)
+            entry = cache_entries._Entry(version=version, model_id=None, stop_names=(), index=index)
+            cache_entries._store(cid, entry)
             if trim:
                 trim_heap()
         gc.collect()
