@@ -70,7 +70,7 @@ def fact_update(
         fact.save()
         if text_changed:
             fact_index_add(fact=fact, stop_names=character.stop_names)
-        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[fact.pk])
+        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[fact.pk], held=[fact])
     return fact
 
 

@@ -36,6 +36,10 @@ def fact_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tuple[str
     return {fact.pk: (fact.fact_id, fact_version_fields(fact)) for fact in facts}
 
 
+def fact_held_snapshot(fact: Fact) -> tuple[str, dict[str, Any]]:
+    return fact.fact_id, fact_version_fields(fact)
+
+
 def facts_current(character_id: int) -> dict[str, tuple[int, dict[str, Any]]]:
     facts = Fact.with_subjects.filter(character_id=character_id).order_by("pk")
     return {fact.fact_id: (fact.pk, fact_version_fields(fact)) for fact in facts.iterator()}
@@ -79,4 +83,6 @@ FACTS_HISTORY = HistoryLayer(
     current=facts_current,
     restore=fact_version_restore,
     archive=fact_version_archive,
+    held_snapshot=fact_held_snapshot,
+    row_type=Fact,
 )

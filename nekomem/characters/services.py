@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -82,7 +82,12 @@ def character_id_forget(*, name: str | None = None) -> None:
 
 
 def character_memory_changed(
-    *, character_id: int, pool: str = "", rows: Iterable[int] | None = None, vector_only: bool = False
+    *,
+    character_id: int,
+    pool: str = "",
+    rows: Iterable[int] | None = None,
+    vector_only: bool = False,
+    held: Sequence[object] = (),
 ) -> None:
     """Bump the recall-cache version and log what changed, inside the caller's write transaction.
 
@@ -90,6 +95,9 @@ def character_memory_changed(
     rows since (``pool`` and ``rows``: the primary keys of the rows written or deleted). Without a pool
     the change is unknown in detail and readers rebuild. The version is read back under the row lock
     the UPDATE takes, so versions are in commit order per character on every database.
+
+    ``held``: model instances of some of ``rows`` as the caller just saved them; the observers may take
+    their state from them instead of reading the rows again (issue 49: a version's cost on an edit).
     """
     with transaction.atomic():
         Character.objects.filter(pk=character_id).update(memory_version=F("memory_version") + 1)
@@ -105,12 +113,13 @@ def character_memory_changed(
         )
         if pool and rows is not None and not vector_only:
             for observe in _change_observers.values():
-                observe(character_id, pool, [key for key in keys if key is not None])
+                observe(character_id, pool, [key for key in keys if key is not None], held)
 
 
 # What else follows every change of a row in the caller's transaction (the journal's versions), registered
-# from an AppConfig.ready(): called with the character, the pool and the primary keys written or deleted.
-MemoryChangeObserver = Callable[[int, str, list[int]], None]
+# from an AppConfig.ready(): called with the character, the pool, the primary keys written or deleted, and
+# the instances of those rows the caller holds as saved (often none).
+MemoryChangeObserver = Callable[[int, str, list[int], Sequence[object]], None]
 _change_observers: dict[str, MemoryChangeObserver] = {}
 
 

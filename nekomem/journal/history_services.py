@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Model, Q
 from django.utils import timezone
 
 from nekomem.characters.locks import lock_character
@@ -56,12 +56,15 @@ class NoSuchVersion(LookupError):
     pass
 
 
-def versions_record(character_id: int, pool: str, pks: list[int]) -> None:
-    """Append one version per reported row (the journal's memory-change observer); one read, one insert."""
+def versions_record(character_id: int, pool: str, pks: list[int], held: Sequence[object] = ()) -> None:
+    """Append one version per reported row (the journal's memory-change observer): one insert, after
+    one read of the rows the writer did not hand over as it saved them (``held``)."""
     layer = history_layer_for_pool(pool)
     if layer is None or not pks:
         return
-    found = layer.snapshots(character_id, pks)
+    found = _held_snapshots(layer, character_id, pks, held)
+    if missing := [pk for pk in pks if pk not in found]:
+        found.update(layer.snapshots(character_id, missing))
     gone = [pk for pk in pks if pk not in found]
     # A deleted row is named by its last version; one read, and only when rows were deleted.
     last_ids: dict[int, str] = {}
@@ -96,6 +99,27 @@ def versions_record(character_id: int, pool: str, pks: list[int]) -> None:
         for pk in gone:
             if pk in last_ids:
                 versions_forget(character_id=character_id, layer=layer.name, row_id=last_ids[pk])
+
+
+def _held_snapshots(
+    layer: HistoryLayer, character_id: int, pks: list[int], held: Sequence[object]
+) -> dict[int, tuple[str, dict[str, Any]]]:
+    """The versions of the rows the writer holds, as saved: no read. A row with deferred fields (a
+    partial load) is read back instead, so a version is always the whole row."""
+    if not held or layer.held_snapshot is None or layer.row_type is None:
+        return {}
+    wanted = set(pks)
+    found: dict[int, tuple[str, dict[str, Any]]] = {}
+    for row in held:
+        if (
+            isinstance(row, layer.row_type)
+            and isinstance(row, Model)
+            and row.pk in wanted
+            and getattr(row, "character_id", None) == character_id
+            and not row.get_deferred_fields()
+        ):
+            found[row.pk] = layer.held_snapshot(row)
+    return found
 
 
 def versions_forget(*, character_id: int, layer: str, row_id: str) -> int:

@@ -134,6 +134,10 @@ class HistoryLayer:
     # The group-chat subject a version's row belongs to ("" the master's private memory): the as-of
     # read filters by it as the layer's list route does.
     subject_of: Callable[[dict[str, Any]], str] = subject_key_from_extra
+    # A row instance the writing service holds as it saved it -> (public id, fields), exactly what
+    # ``snapshots`` would read back; with ``row_type``, the version skips that read for such rows.
+    held_snapshot: Callable[[Any], tuple[str, dict[str, Any]]] | None = None
+    row_type: type | None = None
 
 
 _history_layers: dict[str, HistoryLayer] = {}

@@ -84,7 +84,7 @@ def entry_save(entry: PersonaEntry, *, event_type: str = "persona.entry_updated"
     token_cache_refresh(entry)
     entry.save()
     entry_event(entry, event_type, **more)
-    character_memory_changed(character_id=entry.character_id, pool=CHANGE_POOL, rows=[entry.pk])
+    character_memory_changed(character_id=entry.character_id, pool=CHANGE_POOL, rows=[entry.pk], held=[entry])
 
 
 # --- sections and positions -------------------------------------------------------------------------------

@@ -37,6 +37,10 @@ def entry_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tuple[st
     return {row.pk: (row.entry_id, entry_version_fields(row)) for row in rows}
 
 
+def entry_held_snapshot(entry: PersonaEntry) -> tuple[str, dict[str, Any]]:
+    return entry.entry_id, entry_version_fields(entry)
+
+
 def entries_current(character_id: int) -> dict[str, tuple[int, dict[str, Any]]]:
     rows = PersonaEntry.with_subjects.filter(character_id=character_id).order_by("pk")
     return {row.entry_id: (row.pk, entry_version_fields(row)) for row in rows.iterator()}
@@ -88,6 +92,8 @@ PERSONA_HISTORY = HistoryLayer(
     restore=entry_version_restore,
     archive=entry_version_archive,
     subject_of=entry_subject,
+    held_snapshot=entry_held_snapshot,
+    row_type=PersonaEntry,
 )
 
 

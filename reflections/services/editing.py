@@ -55,7 +55,9 @@ def reflection_edit(
         if count_tokens(text) > MAX_ONTOLOGY_TEXT_TOKENS:
             changed.update({"relation_type": None, "temporal_scope": None, "subject": None})
         reflection_fields_set(reflection=reflection, now=now, reason="manual_edit", fields=changed)
-        character_memory_changed(character_id=character_id, pool=RECALL_POOL, rows=[reflection.pk])
+        character_memory_changed(
+            character_id=character_id, pool=RECALL_POOL, rows=[reflection.pk], held=[reflection]
+        )
     return reflection
 
 

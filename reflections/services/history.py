@@ -32,6 +32,10 @@ def reflection_snapshots(character_id: int, pks: Sequence[int]) -> dict[int, tup
     return {row.pk: (row.reflection_id, reflection_version_fields(row)) for row in rows}
 
 
+def reflection_held_snapshot(reflection: Reflection) -> tuple[str, dict[str, Any]]:
+    return reflection.reflection_id, reflection_version_fields(reflection)
+
+
 def reflections_current(character_id: int) -> dict[str, tuple[int, dict[str, Any]]]:
     rows = Reflection.with_subjects.filter(character_id=character_id).order_by("pk")
     return {row.reflection_id: (row.pk, reflection_version_fields(row)) for row in rows.iterator()}
@@ -67,4 +71,6 @@ REFLECTIONS_HISTORY = HistoryLayer(
     current=reflections_current,
     restore=reflection_version_restore,
     archive=reflection_version_archive,
+    held_snapshot=reflection_held_snapshot,
+    row_type=Reflection,
 )
