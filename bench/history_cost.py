@@ -1,7 +1,7 @@
 """What recording history costs (issue 49): the write paths a version rides on, and the chat routes.
 
     NEKOMEM_SHARED_DATA=../shared/data PYTHONPATH=. .venv/bin/python bench/history_cost.py [--rounds 12]
-        [--per-round 25] [--facts 2000] [--markdown FILE]
+        [--per-round 25] [--facts 2000] [--markdown FILE] [--profile N]
 
 One process on a scratch SQLite database (``NEKOMEM_BENCH_DATABASE_URL`` for another), one character
 holding ``--facts`` facts, 50 persona entries and 50 reflections. "History off" is the journal's
@@ -16,6 +16,9 @@ round by round (so a noisy neighbour hits both alike); per-call wall times are p
   on at most 10 % above the median with it off.
 - chat routes, through Django's test client: ``POST /cache`` (a two-message turn) and
   ``POST /query_memory``. They write no version (tested); target: p95 on within noise of p95 off.
+
+``--profile N`` instead runs N fact edits with history on under cProfile and prints where they spend
+(cumulative, the version observer's callees first): what a version costs an edit beyond its insert.
 
 Prints one markdown table (``--markdown FILE`` also writes it there). Latencies on a shared machine
 are noisy: rerun on a quiet one before reading much into a few per cent.
@@ -111,6 +114,23 @@ def seed(facts: int) -> tuple[int, list[str], list[str], list[str]]:
     return character.pk, fact_ids, entry_ids, reflection_ids
 
 
+def profile_fact_edits(fact_edit: Callable[[int], Any], calls: int) -> int:
+    import cProfile
+    import pstats
+
+    for n in range(calls):  # warm: the first calls build caches a steady edit does not
+        fact_edit(n)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for n in range(calls, 2 * calls):
+        fact_edit(n)
+    profiler.disable()
+    stats = pstats.Stats(profiler).sort_stats("cumulative")
+    stats.print_callees("versions_record")
+    stats.print_stats(30)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -119,6 +139,7 @@ def main() -> int:
     parser.add_argument("--per-round", type=int, default=25)
     parser.add_argument("--facts", type=int, default=2000)
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="nekomem-history-bench-"))
@@ -169,6 +190,8 @@ def main() -> int:
         body = json.dumps({"query": f"主人第{n % 97}种爱好"}, ensure_ascii=False)
         assert client.post(f"/query_memory/{name}", body, content_type="application/json").status_code == 200
 
+    if args.profile:
+        return profile_fact_edits(fact_edit, args.profile)
     # The first query builds the recall index: not a per-call cost.
     first = client.post(f"/query_memory/{name}", json.dumps({"query": "爱好"}), "application/json")
     assert first.status_code == 200, first.content
