@@ -23,6 +23,7 @@ from knowledge.models import (
     QueryRecord,
 )
 from knowledge.packs import MATERIAL_TYPES, pack_id_is_valid, title_key
+from knowledge.query_log import knowledge_query_log_flush
 from knowledge.search.types import SearchChunk, SearchEntry
 from nekomem import embeddings
 from nekomem.runtime.state import is_ready
@@ -329,6 +330,9 @@ def knowledge_imports_pending() -> QuerySet[KnowledgeImport]:
 
 
 def knowledge_diagnostics() -> dict[str, Any]:
+    # Lookups record their rows off the answer: this process's own are written first, so a reader
+    # always sees them.
+    knowledge_query_log_flush()
     queries = QueryRecord.objects.order_by("-created_at", "-id")[:DIAGNOSTICS_KEPT]
     batches = IndexBatch.objects.order_by("-created_at", "-id")[:DIAGNOSTICS_KEPT]
     return {

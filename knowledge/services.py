@@ -33,7 +33,6 @@ from knowledge.models import (
     KnowledgePack,
     KnowledgeStore,
     PackVersion,
-    QueryRecord,
 )
 from knowledge.packs import (
     MATERIAL_TYPES,
@@ -52,6 +51,7 @@ from knowledge.packs import (
     pack_sha256,
     title_key,
 )
+from knowledge.query_log import diagnostics_trim, knowledge_query_record
 from knowledge.search import (
     chunk_embed_text,
     entry_chunks,
@@ -64,7 +64,7 @@ from nekomem.characters.locks import exclusive_work, store_lock
 from nekomem.journal.broker import task_enqueue
 from nekomem.journal.models import WorkStatus
 from nekomem.journal.work import work_claim, work_current, work_succeed
-from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer, storage_writes_allowed
+from nekomem.runtime.state import STORAGE_BLOCKED, storage_writer
 
 logger = logging.getLogger(__name__)
 
@@ -810,7 +810,7 @@ def _vectors_fill(*, max_chunks: int, batch: int | None) -> int:
                 failed=failed,
                 elapsed_ms=int((time.monotonic() - started) * 1000),
             )
-            _diagnostics_trim(IndexBatch)
+            diagnostics_trim(IndexBatch)
         processed += len(rows)
         stored_any = stored_any or stored > 0
         if not stored:
@@ -896,16 +896,6 @@ class _Running:
 _lookups = _Running()
 
 
-def _diagnostics_trim(model: Any) -> None:
-    keep = list(
-        model.objects.order_by("-created_at", "-id").values_list("pk", flat=True)[
-            : selectors.DIAGNOSTICS_KEPT
-        ]
-    )
-    if len(keep) == selectors.DIAGNOSTICS_KEPT:
-        model.objects.filter(pk__lt=min(keep)).delete()
-
-
 def knowledge_query(
     *,
     query: str,
@@ -939,24 +929,18 @@ def knowledge_query(
         }
         if explain:
             answer["ranks"] = list(extra.get("ranks") or [])
-        try:
-            # A lookup answers during a storage block (the MCP tool calls it directly); its record waits.
-            if not storage_writes_allowed():
-                return answer
-            with transaction.atomic():
-                QueryRecord.objects.create(
-                    mode=mode,
-                    result=result,
-                    retrieval_mode=answer["retrieval_mode"],
-                    hits=len(hits),
-                    entry_title=hits[0]["title"][:500] if hits else "",
-                    pack_id=hits[0]["pack_id"] if hits else "",
-                    elapsed_ms=elapsed,
-                    error_type=extra.get("error_type", "")[:80],
-                )
-                _diagnostics_trim(QueryRecord)
-        except Exception:
-            logger.warning("could not record a knowledge query", exc_info=True)
+        # Off the answer: on SQLite a write waits for the database's one write lock, which an
+        # import's build transactions hold in turns. A storage block leaves the record queued.
+        knowledge_query_record(
+            mode=mode,
+            result=result,
+            retrieval_mode=answer["retrieval_mode"],
+            hits=len(hits),
+            entry_title=hits[0]["title"][:500] if hits else "",
+            pack_id=hits[0]["pack_id"] if hits else "",
+            elapsed_ms=elapsed,
+            error_type=extra.get("error_type", "")[:80],
+        )
         return answer
 
     if not selectors.knowledge_ready():
