@@ -7,15 +7,15 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from nekomem.embeddings import get_embedder, vector_space
+from nekomem.embeddings import VectorSpace, get_embedder, vector_space
 from nekomem.journal.broker import task_enqueue
 from nekomem.language.tokens import tokenizers_warm_up
 from recall.index_cache.cache import recall_index
 from recall.index_cache.catch_up import _raw_turns_sync
-from recall.index_cache.entries import _build_lock, _cache, _lock, _store
+from recall.index_cache.entries import _build_lock, _cache, _Entry, _lock, _store
 from recall.index_cache.fill import _fill_deferred_vectors, _vector_filler
 from recall.index_cache.saved import _load, _save
-from recall.selectors import recall_characters, recent_recall_characters
+from recall.selectors import RecallCharacter, recall_characters, recent_recall_characters
 from recall.snapshots import BUILDING_CLAIM_SECONDS, build_claim_drop, build_claim_write, snapshots_remove
 
 logger = logging.getLogger(__name__)
@@ -114,15 +114,7 @@ def recall_indexes_build(character_ids: list[int]) -> None:
     for character in recall_characters(ids=character_ids):
         build_claim_write(character_id=character.pk)
         try:
-            recall_index(
-                character_id=character.pk,
-                stop_names=character.stop_names,
-                space=space,
-                version=character.memory_version,
-                patient=True,
-            )
-            with _lock:
-                entry = _cache.get(character.pk)
+            entry = _brought_up(character, space=space)
             if entry is not None and entry.index.changed_rows != entry.saved_changes:
                 with entry.lock:
                     _save(entry, character_id=character.pk)  # caught up with rows the saved file lacks
@@ -143,15 +135,7 @@ def recall_indexes_save_vectors(character_ids: list[int]) -> int:
     for character in recall_characters(ids=character_ids):
         with _lock:
             held = character.pk in _cache
-        recall_index(
-            character_id=character.pk,
-            stop_names=character.stop_names,
-            space=space,
-            version=character.memory_version,
-            patient=True,
-        )
-        with _lock:
-            entry = _cache.get(character.pk)
+        entry = _brought_up(character, space=space)
         if entry is None:
             continue
         if entry.index.deferred_vectors:
@@ -178,13 +162,7 @@ def recall_indexes_warm_up() -> None:
         loading = model.submit(get_embedder)
         space = vector_space()
         for character in characters:
-            recall_index(
-                character_id=character.pk,
-                stop_names=character.stop_names,
-                space=space,
-                version=character.memory_version,
-                patient=True,
-            )
+            _brought_up(character, space=space)
         loading.result()
 
 
@@ -223,3 +201,17 @@ def recall_forget_apply(character_id: int) -> dict[str, int]:
         with entry.lock:
             _save(entry, character_id=character_id)
     return {"recall_indexes": int(held), "index_snapshots": dropped}
+
+
+def _brought_up(character: RecallCharacter, *, space: VectorSpace | None) -> _Entry | None:
+    """The character's index brought up to date in this process (loaded, caught up or built, waiting
+    for a build in flight), and its cache entry (None when the cache let it go meanwhile)."""
+    recall_index(
+        character_id=character.pk,
+        stop_names=character.stop_names,
+        space=space,
+        version=character.memory_version,
+        patient=True,
+    )
+    with _lock:
+        return _cache.get(character.pk)
