@@ -29,6 +29,7 @@ from tests.support.server_process import (
     postgres_base_url,
     server_backend,
     still_running,
+    two_servers_one_database,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -76,25 +77,11 @@ def chunked_call(port: int, path: str, body: bytes) -> HttpResult:
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     """Started once for the module: each start runs migrate and the rest of the run recipe."""
-    tmp_path = tmp_path_factory.mktemp("two_servers")
-    env = {"NEKOMEM_WORKERS": "1", "NEKOMEM_API_TOKEN": SHARED_TOKEN}
-    with server_backend(
-        tmp_path / "a", postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
-    ) as server_a:
-        server_a.extra_env.update(env)
-        server_a.start()
-        server_b = ServerProcess(
-            database=server_a.database,
-            var_dir=tmp_path / "b" / "var",
-            redis_url=server_a.redis_url,
-            q_name=server_a.q_name,
-            extra_env=dict(env),
-        )
-        try:
-            server_b.start()
-            yield server_a, server_b
-        finally:
-            server_b.stop()
+    with two_servers_one_database(
+        tmp_path_factory.mktemp("two_servers"),
+        env={"NEKOMEM_WORKERS": "1", "NEKOMEM_API_TOKEN": SHARED_TOKEN},
+    ) as servers:
+        yield servers
 
 
 def test_block_and_release_through_one_server_apply_in_the_other_at_once(two_servers) -> None:

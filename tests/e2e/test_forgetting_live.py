@@ -6,7 +6,6 @@ server's var/ holds it (nor any text of a saved index, loaded back)."""
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -20,8 +19,7 @@ from tests.support.server_process import (
     ServerProcess,
     history_body,
     http_call,
-    postgres_base_url,
-    server_backend,
+    two_servers_one_database,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -31,25 +29,10 @@ CHARACTER = "小忘"
 
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    tmp_path = tmp_path_factory.mktemp("forgetting")
-    env = {"NEKOMEM_WORKERS": "1"}
-    with server_backend(
-        tmp_path / "a", postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
-    ) as server_a:
-        server_a.extra_env.update(env)
-        server_a.start()
-        server_b = ServerProcess(
-            database=server_a.database,
-            var_dir=tmp_path / "b" / "var",
-            redis_url=server_a.redis_url,
-            q_name=server_a.q_name,
-            extra_env=dict(env),
-        )
-        try:
-            server_b.start()
-            yield server_a, server_b
-        finally:
-            server_b.stop()
+    with two_servers_one_database(
+        tmp_path_factory.mktemp("forgetting"), env={"NEKOMEM_WORKERS": "1"}
+    ) as servers:
+        yield servers
 
 
 def found(server: ServerProcess, marker: str) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,7 +14,12 @@ from typing import Any
 import pytest
 
 from tests.knowledge.factories import fixture_pack, pack_bytes
-from tests.support.server_process import HttpResult, ServerProcess, postgres_base_url, server_backend
+from tests.support.server_process import (
+    HttpResult,
+    ServerProcess,
+    postgres_base_url,
+    two_servers_one_database,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,25 +64,11 @@ def seconds_until(check: Callable[[], bool], *, timeout: float) -> float | None:
 
 @pytest.fixture(scope="module")
 def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    tmp_path = tmp_path_factory.mktemp("knowledge_two_servers")
-    env = {"NEKOMEM_WORKERS": "1", "NEKOMEM_API_TOKEN": TOKEN}
-    with server_backend(
-        tmp_path / "a", postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
-    ) as server_a:
-        server_a.extra_env.update(env)
-        server_a.start()
-        server_b = ServerProcess(
-            database=server_a.database,
-            var_dir=tmp_path / "b" / "var",
-            redis_url=server_a.redis_url,
-            q_name=server_a.q_name,
-            extra_env=dict(env),
-        )
-        try:
-            server_b.start()
-            yield server_a, server_b
-        finally:
-            server_b.stop()
+    with two_servers_one_database(
+        tmp_path_factory.mktemp("knowledge_two_servers"),
+        env={"NEKOMEM_WORKERS": "1", "NEKOMEM_API_TOKEN": TOKEN},
+    ) as servers:
+        yield servers
 
 
 def test_import_disable_and_remove_on_one_server_are_answered_by_the_other_within_2_s(two_servers) -> None:

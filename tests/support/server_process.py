@@ -444,3 +444,28 @@ def server_backend(
             if redis_url:
                 redis_queue_cleanup(redis_url, server.q_name)
             database.drop()
+
+
+@contextlib.contextmanager
+def two_servers_one_database(
+    tmp_dir: Path, *, env: dict[str, str]
+) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """Two started servers on one fresh database of this run's kind and one task queue, as the servers
+    of a deployment share them; ``env`` goes to both."""
+    with server_backend(
+        tmp_dir / "a", postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
+    ) as server_a:
+        server_a.extra_env.update(env)
+        server_a.start()
+        server_b = ServerProcess(
+            database=server_a.database,
+            var_dir=tmp_dir / "b" / "var",
+            redis_url=server_a.redis_url,
+            q_name=server_a.q_name,
+            extra_env=dict(env),
+        )
+        try:
+            server_b.start()
+            yield server_a, server_b
+        finally:
+            server_b.stop()
