@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.dataset import as_messages, conversation
 from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
@@ -104,7 +105,7 @@ def test_an_imported_fact_is_found_archived_and_restored(server: ServerProcess, 
     page.get_by_role("button", name="筛选 Filter").click()
 
     rows = page.locator("[data-testid=facts] tbody tr")
-    assert rows.count() == 1
+    expect(rows).to_have_count(1)  # waits for the filtered page, not the one being left
     row = page.locator(f"tr[data-fact-id='{wanted['id']}']")
     assert row.locator(".fact-text").inner_text() == wanted["text"]
     assert "活跃 Active" in row.locator("[data-testid=fact-status]").inner_text()
@@ -129,7 +130,7 @@ def test_the_recent_page_shows_the_days_raw_log_and_guards_unsaved_edits(
 
     raw = page.locator("[data-testid=raw-rows]")
     assert page.locator("input[name=day]").input_value() == TURNS[0]["timestamp"][:10]
-    assert raw.locator("tbody tr").count() == len(TURNS)
+    expect(raw.locator("tbody tr")).to_have_count(len(TURNS))
     assert TURNS[0]["text"] in raw.inner_text() and TURNS[-1]["text"] in raw.inner_text()
 
     first = page.locator("#messages textarea").first

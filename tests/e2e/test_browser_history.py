@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.test_browser_facts import fact_entry
 from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
@@ -74,7 +75,7 @@ def test_a_rows_history_restores_and_the_timeline_undoes_the_import(
     page.locator("select[name=cause]").select_option("import")
     page.locator("[data-testid=filter]").click()
     rows = page.locator("[data-testid=changes] tbody tr")
-    assert rows.count() == len(TEXTS)
+    expect(rows).to_have_count(len(TEXTS))
     rows.first.locator("[data-testid=undo-source]").click()
     page.locator(".messages").get_by_text("Undid").wait_for()
     # Every row the import made is archived, except the one restored since, which is left as it is.

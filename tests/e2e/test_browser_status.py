@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.server_process import ServerProcess, history_body, http_call
 
@@ -84,8 +85,8 @@ def test_a_dead_job_is_retried_from_the_jobs_page(server: ServerProcess, page) -
     row = page.get_by_test_id(f"job-{job_id}")
     assert row.get_by_test_id("last-error").inner_text() == "RuntimeError: upstream down"
     row.get_by_role("button", name="重试 Retry").click()
-    assert f"已重试任务 Retried job #{job_id} (recent.compress)" in page.locator(".messages").inner_text()
-    assert page.get_by_test_id(f"job-{job_id}").count() == 0  # no longer among the dead
+    expect(page.locator(".messages")).to_contain_text(f"已重试任务 Retried job #{job_id} (recent.compress)")
+    expect(page.get_by_test_id(f"job-{job_id}")).to_have_count(0)  # no longer among the dead
     # The cluster runs it: the window needs no compressing, so it is done without any provider.
     deadline = time.monotonic() + 30
     while True:

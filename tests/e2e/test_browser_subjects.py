@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
 
@@ -56,7 +57,7 @@ def test_a_subject_is_filtered_edited_and_forgotten_in_the_browser(server: Serve
     page.get_by_test_id("subject-filter").select_option(ALICE_KEY)
     page.get_by_role("button", name="筛选 Filter").click()
     row = page.locator("[data-testid=facts] tbody tr")
-    assert row.count() == 1
+    expect(row).to_have_count(1)
     assert row.locator(".fact-text").inner_text() == "爱丽丝喜欢草莓蛋糕"
     assert row.get_by_test_id("row-subject").inner_text() == "@ 爱丽丝"
     assert "爱丽丝" in page.get_by_test_id("subject-panel").inner_text()
