@@ -16,7 +16,7 @@ from facts.selectors import fact_list
 from facts.services import fact_delete, fact_update
 from facts.services.records import FILE_KEYS
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
-from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
+from nekomem.journal.as_of import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.subjects import SUBJECTS_ALL
 
 

@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "reflections",
     "persona",
     "recall",
+    "history",
     "groupchat",
     "imports",
     "knowledge",

@@ -18,7 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("facts.api_urls")),
     path("", include("reflections.api_urls")),
     path("", include("persona.api_urls")),
-    path("", include("nekomem.journal.history_urls")),
+    path("", include("history.api_urls")),
     path("", include(router.urls)),
     path("status/", StatusView.as_view(), name="api-status"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -50,6 +50,7 @@ urlpatterns = [
     path("browse/<str:name>/", include("groupchat.browser_urls")),
     path("browse/<str:name>/", include("imports.browser_urls")),
     path("browse/<str:name>/", include("nekomem.journal.browser_urls")),
+    path("browse/<str:name>/", include("history.browser_urls")),
 ]
 
 # The chat server's routes answer errors in JSON, browser pages keep Django's HTML (nekomem/http.py).

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
 from nekomem.errors import Conflict
-from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
+from nekomem.journal.as_of import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.runtime.api import PowerfulMemoryConfigView, SwitchSerializer
 from nekomem.subjects import SUBJECTS_ALL
 from persona.models import PersonaCorrection, PersonaEntry

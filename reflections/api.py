@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from nekomem.api import SUBJECT_PARAMETER, CharacterScopedMixin, SubjectFilterField
-from nekomem.journal.history_api import AS_OF_PARAMETER, as_of_list, as_of_param
+from nekomem.journal.as_of import AS_OF_PARAMETER, as_of_list, as_of_param
 from nekomem.subjects import SUBJECTS_ALL
 from reflections.models import Reflection
 from reflections.selectors import reflection_list

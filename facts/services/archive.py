@@ -17,8 +17,8 @@ from facts.services.cursors import extraction_cursor_ensure
 from nekomem.characters.locks import lock_character, lock_rows
 from nekomem.characters.services import character_memory_changed
 from nekomem.journal.causes import caused_by
-from nekomem.journal.history_services import versions_record
 from nekomem.journal.services import event_append
+from nekomem.journal.versions import versions_record
 
 ARCHIVE_AGE = timedelta(days=7)
 ARCHIVE_THROTTLE = timedelta(hours=24)

@@ -64,6 +64,9 @@ APPS_APART: dict[str, dict[str, frozenset[str]]] = {
     "knowledge": {"recall": frozenset({"engine"})},
     "groupchat": {layer: frozenset() for layer in ("persona", "reflections", "facts", "recent")},  # subjects
     "imports": {"persona": frozenset(), "facts": frozenset()},  # writes statements and facts via services
+    # Row history, timeline, undo and rollback: it reaches every layer through the kernel's history-layer
+    # registry (nekomem.journal.registry.HistoryLayer), so it imports no layer at all.
+    "history": {},
 }
 # Apps beside the kernel that layers build on; they import only the kernel.
 FOUNDATION_APPS = ("install",)
@@ -272,7 +275,7 @@ KERNEL_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nekomem.runtime.tasks",
         ),
     ),
-    # The event log, the outbox and the jobs, with the history of rows built on them.
+    # The event log, the outbox and the jobs, with the versions of rows the journal records on its events.
     ("journal", ("nekomem.journal",)),
     # What writes a character with its journal: character services and the portability registry.
     ("registries", ("nekomem.characters.services", "nekomem.portability")),
@@ -293,14 +296,11 @@ KERNEL_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
             "nekomem.journal.admin",
             "nekomem.journal.api",
             "nekomem.journal.apps",
+            "nekomem.journal.as_of",
             "nekomem.journal.browser",
             "nekomem.journal.browser_urls",
             "nekomem.journal.file_ids",
             "nekomem.journal.handlers",
-            "nekomem.journal.history_api",
-            "nekomem.journal.history_browser",
-            "nekomem.journal.history_urls",
-            "nekomem.journal.management",
             "nekomem.journal.outbox_file",
             "nekomem.journal.portability",
             "nekomem.runtime.admin",

@@ -23,6 +23,3 @@ class JournalConfig(AppConfig):
                 count=lambda character_id: job_unfinished_count(character_id=character_id),
             )
         )
-        register_layer_page(
-            LayerPage(slug="history", title="历史 History", url_name="browser-history", order=65)
-        )

@@ -7,9 +7,9 @@ import logging
 from datetime import timedelta
 
 from nekomem.characters.services import register_memory_change_observer
-from nekomem.journal.history_services import versions_record
 from nekomem.journal.services import events_reconcile
 from nekomem.journal.sweep import work_sweep
+from nekomem.journal.versions import versions_record
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
 from nekomem.runtime.startup import register_resume_hook, register_startup_hook
 

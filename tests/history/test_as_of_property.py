@@ -17,10 +17,10 @@ from facts.models import Fact
 from facts.services import fact_update
 from facts.services.archive import fact_archive, fact_restore
 from facts.services.history import FACTS_HISTORY
+from history.selectors import layer_as_of
+from history.services import NoSuchVersion, changes_undo, memory_rollback
 from nekomem.characters.services import character_get_or_create
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_selectors import layer_as_of
-from nekomem.journal.history_services import NoSuchVersion, changes_undo, memory_rollback
 from tests.history.support import facts_added, facts_state, moment
 
 pytestmark = pytest.mark.django_db

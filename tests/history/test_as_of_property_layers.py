@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from history.selectors import layer_as_of
+from history.services import NoSuchVersion, changes_undo, history_baseline, memory_rollback
 from nekomem.characters.services import character_get_or_create
 from nekomem.errors import Conflict
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_selectors import layer_as_of
-from nekomem.journal.history_services import NoSuchVersion, changes_undo, history_baseline, memory_rollback
 from nekomem.journal.registry import history_layer
 from persona.models import PersonaEntry
 from persona.services import persona_entry_create, persona_entry_edit

@@ -98,5 +98,5 @@ def test_a_message_is_told_in_the_language_the_form_was_in(client, character):
 
 
 def test_every_locale_has_every_history_text():
-    tables = load_locale_tables("nekomem.journal.history_locales")
+    tables = load_locale_tables("history.locales")
     assert table_problems(tables) == []

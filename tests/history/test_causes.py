@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import dedup_pair_queue, dedup_pairs_arbitrate, facts_archive_sweep, facts_extraction_tick
-from nekomem.journal.history_selectors import Version, changes_list, row_versions
-from nekomem.journal.history_services import changes_undo, history_baseline
+from history.selectors import Version, changes_list, row_versions
+from history.services import changes_undo, history_baseline
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_corrections_resolve, persona_promote_tick, persona_refine
 from persona.services.entries import correction_enqueue

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import fact_update
+from history.selectors import layer_as_of, row_versions
+from history.services import memory_rollback
 from nekomem.characters.models import Character
 from nekomem.characters.services import character_delete, character_get_or_create
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_selectors import layer_as_of, row_versions
-from nekomem.journal.history_services import memory_rollback
 from nekomem.journal.registry import history_layer, history_layers
 from nekomem.portability import memory_export
 from persona.models import PersonaCorrection

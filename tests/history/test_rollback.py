@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from facts.services import fact_update
 from facts.services.archive import fact_archive
+from history.services import memory_rollback
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_services import memory_rollback
 from recent.models import RawMessage
 from tests.history.support import fact_by_text, facts_added, facts_state, live_texts, moment
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from facts.models import Fact
 from facts.services import fact_update
+from history.selectors import changes_list, row_versions
+from history.services import changes_undo, history_baseline
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_selectors import changes_list, row_versions
-from nekomem.journal.history_services import changes_undo, history_baseline
 from nekomem.journal.models import Event
 from persona.models import PersonaCorrection, PersonaEntry
 from persona.services import persona_correction_resolve, persona_entry_create

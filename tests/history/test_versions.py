@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from facts.services import fact_update
 from facts.services.archive import fact_archive, facts_archive_sweep
+from history.selectors import row_versions
 from nekomem.journal.causes import change_cause
 from nekomem.journal.compaction import HISTORY_KEEP_VERSIONS, events_compact, history_retention
 from nekomem.journal.events import VERSION_EVENT
-from nekomem.journal.history_selectors import row_versions
 from nekomem.journal.models import Event
 from tests.history.support import fact_by_text, facts_added
 

@@ -21,6 +21,7 @@ TABLES = [
     ("facts.locales", "PROMPTS"),
     ("reflections.locales", "PROMPTS"),
     ("mcp_server.locales", "TEXT"),
+    ("history.locales", "TEXT"),
 ]
 
 

@@ -1,7 +1,7 @@
 """Reads of the history: a row's versions, a character's changes, its memory as it stood at a time.
 
-A version is a ``memory.version`` event read back (``nekomem.journal.history_services`` appends one for
-every row a change reports, in the change's transaction); nothing else is stored for history.
+A version is a ``memory.version`` event read back (``nekomem.journal.versions`` appends one for every
+row a change reports, in the change's transaction); nothing else is stored for history.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer
+from nekomem.journal.versions import version_events
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,6 @@ class Version:
             "deleted": self.fields is None,
             "fields": self.fields,
         }
-
-
-def version_events(*, character_id: int) -> QuerySet[Event]:
-    return Event.objects.filter(character_id=character_id, type=VERSION_EVENT)
 
 
 def _versions(events: Iterable[Event]) -> list[Version]:

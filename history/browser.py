@@ -15,17 +15,17 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from history.selectors import Version, changes_list, layer_as_of, row_versions
+from history.services import HistoryRefused, NoSuchVersion, changes_undo, row_restore
 from nekomem.browser.access import browser_page
 from nekomem.browser.layer_views import character_or_404
 from nekomem.journal.causes import CAUSES
-from nekomem.journal.history_selectors import Version, changes_list, layer_as_of, row_versions
-from nekomem.journal.history_services import HistoryRefused, NoSuchVersion, changes_undo, row_restore
 from nekomem.journal.registry import history_layer, history_layers
 from nekomem.language.codes import supported_language
 from nekomem.language.resolution import resolve_language
 from nekomem.language.tables import load_locale_tables
 
-_TEXT = load_locale_tables("nekomem.journal.history_locales")
+_TEXT = load_locale_tables("history.locales")
 
 
 def history_language(request: HttpRequest) -> str:
@@ -101,7 +101,7 @@ def changes_page(request: HttpRequest, name: str) -> HttpResponse:
         ]
     return render(
         request,
-        "browser/journal/changes.html",
+        "browser/history/changes.html",
         {
             "character": character,
             "active_tab": "history",
@@ -178,7 +178,7 @@ def row_history_page(request: HttpRequest, name: str, layer: str, row_id: str) -
     versions = row_versions(character_id=character.pk, layer=layer, row_id=row_id)
     return render(
         request,
-        "browser/journal/row_history.html",
+        "browser/history/row_history.html",
         {
             "character": character,
             "active_tab": "history",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from nekomem.journal.history_api import ChangeListView, RollbackView, RowHistoryView, RowRestoreView, UndoView
+from history.api import ChangeListView, RollbackView, RowHistoryView, RowRestoreView, UndoView
 
 _CHARACTER = "characters/<str:name>/"
 

@@ -1,9 +1,9 @@
 """REST for the history (issue 49): a row's versions and restoring one, a character's changes and undoing
-them, rolling a character back to a time, and any layer's list as it stood at a time (``?as_of=``)."""
+them, rolling a character back to a time. A layer's list as it stood at a time (``?as_of=``) is answered by
+the layer's own list route (``nekomem.journal.as_of``) with this app's read (``history.selectors``)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django.http import Http404
@@ -15,18 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from history.selectors import changes_list, history_row_id, row_versions
+from history.services import NoSuchVersion, changes_undo, memory_rollback, row_restore
 from nekomem.api import CharacterScopedMixin
 from nekomem.journal.causes import CAUSES
-from nekomem.journal.history_selectors import changes_list, history_row_id, layer_as_of, row_versions
-from nekomem.journal.history_services import (
-    NoSuchVersion,
-    changes_undo,
-    memory_rollback,
-    row_restore,
-)
 from nekomem.journal.models import Event
 from nekomem.journal.registry import HistoryLayer, history_layer
-from nekomem.subjects import SUBJECTS_ALL, SubjectError, subject_filter_parse
 
 # ``corrections`` (persona's queued pairs) and ``recent_memo`` also have their own routes under
 # ``persona/corrections/{id}/`` and ``recent/memo/``.
@@ -249,44 +243,3 @@ class RollbackView(CharacterScopedMixin, APIView):
         data.is_valid(raise_exception=True)
         report = memory_rollback(character_id=character.pk, at=data.validated_data["at"])
         return Response(report.as_json())
-
-
-# --- ?as_of= on the layers' list routes ---------------------------------------------------------------
-
-AS_OF_PARAMETER = OpenApiParameter(
-    "as_of",
-    OpenApiTypes.DATETIME,
-    description="Read-only: the rows as they stood at this time (their history's fields, newest first).",
-)
-
-
-def as_of_param(request: Request) -> datetime | None:
-    """The ``as_of`` query parameter, parsed (400 when malformed), or None."""
-    if "as_of" not in request.query_params:
-        return None
-    field = serializers.DateTimeField()
-    try:
-        return field.to_internal_value(request.query_params["as_of"])
-    except ValidationError as exc:
-        raise ValidationError({"as_of": exc.detail}) from exc
-
-
-def as_of_list(view: generics.GenericAPIView, *, character_id: int, layer: str, at: datetime) -> Response:
-    """A layer's list route answered from the history: the rows at ``at`` of the ``subject`` the list
-    route's filter names (the master's private memory unless it says otherwise), paginated like it."""
-    try:
-        subject = subject_filter_parse(view.request.query_params.get("subject", ""))
-    except SubjectError as exc:
-        raise ValidationError({"subject": [str(exc)]}) from exc
-    history = _layer(layer)
-    rows = layer_as_of(character_id=character_id, layer=history, at=at)
-    results = [
-        {"id": row_id, "subject_key": history.subject_of(fields), **fields}
-        for row_id, fields in rows.items()
-        if subject == SUBJECTS_ALL or history.subject_of(fields) == subject
-    ]
-    results.sort(key=lambda row: str(row.get("created_at") or ""), reverse=True)
-    page = view.paginate_queryset(results)  # type: ignore[arg-type]
-    if page is not None:
-        return view.get_paginated_response(page)
-    return Response(results)

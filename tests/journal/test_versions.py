@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pytest
 from django.db import transaction
@@ -12,17 +13,24 @@ from django.utils import timezone
 from facts.models import RECALL_POOL as FACT_POOL
 from facts.models import Fact
 from facts.services import fact_update
+from nekomem.characters.models import Character
 from nekomem.journal.events import VERSION_EVENT
-from nekomem.journal.history_services import versions_record
 from nekomem.journal.models import Event
+from nekomem.journal.versions import versions_record
 from persona.models import CHANGE_POOL, PersonaEntry
 from persona.services import persona_entry_create, persona_entry_edit
 from reflections.models import RECALL_POOL as REFLECTION_POOL
 from reflections.models import Reflection
 from reflections.services import reflection_edit
+from tests.characters.factories import CharacterFactory
 from tests.history.support import fact_by_text, facts_added
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def character() -> Character:
+    return cast(Character, CharacterFactory(name="小天", master_name="阿凛"))
 
 
 def _last_two(character_id: int, layer: str) -> tuple[str, str]:

@@ -11,9 +11,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from history.selectors import layer_as_of
+from history.services import history_baseline, memory_rollback
 from nekomem.journal.causes import change_cause
-from nekomem.journal.history_selectors import layer_as_of
-from nekomem.journal.history_services import history_baseline, memory_rollback
 from nekomem.journal.registry import history_layer, history_layers
 from nekomem.runtime.commands import command_characters, progress_bar
 from nekomem.runtime.state import storage_writer
