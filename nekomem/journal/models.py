@@ -16,7 +16,9 @@ class Event(models.Model):
 
     seq = models.BigAutoField(primary_key=True)
     event_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="events")
+    # No index of its own: the (character, seq) index serves every lookup by character, and each index
+    # is one more page every event's insert (a version rides on each memory write) dirties.
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="events", db_index=False)
     type = models.CharField(max_length=40, choices=[(t, t) for t in JOURNAL_EVENT_TYPES])
     ts = models.DateTimeField()
     payload = models.JSONField(default=dict)
@@ -33,17 +35,15 @@ class Event(models.Model):
     class Meta:
         ordering = ["seq"]
         indexes = [
+            # Replay, compaction, and the history's timeline (newest first by seq; its time, layer and
+            # cause filters ride on this scan over versions the retention keeps bounded).
             models.Index(fields=["character", "seq"]),
-            # History reads; partial, so the original's events pay for none of them.
+            # The two history reads a scan would not do: a row's versions, and an undo's rows by source.
+            # Partial, so the original's events pay for neither.
             models.Index(
                 fields=["character", "layer", "row", "seq"],
                 condition=models.Q(type=VERSION_EVENT),
                 name="event_row_versions",
-            ),
-            models.Index(
-                fields=["character", "ts", "seq"],
-                condition=models.Q(type=VERSION_EVENT),
-                name="event_version_timeline",
             ),
             models.Index(
                 fields=["character", "source"],

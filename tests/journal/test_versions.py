@@ -7,7 +7,7 @@ import json
 from typing import cast
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from facts.models import RECALL_POOL as FACT_POOL
@@ -89,3 +89,21 @@ def test_a_held_row_that_is_partial_or_someone_elses_is_read_back(character):
         versions_record(character.pk, FACT_POOL, [pk], [partial, stranger])
     last = Event.objects.filter(character=character, type=VERSION_EVENT, layer="facts").latest("seq")
     assert last.payload["fields"]["text"] == "阿凛喜欢猫"
+
+
+def test_an_event_insert_maintains_only_the_indexes_a_read_needs():
+    """Issue 49's write budget: every index is a page each version's insert dirties. The migrated table
+    (either database) keeps the replay's (character, seq), a row's versions and an undo's source, and
+    neither the ForeignKey's own index nor a timeline index (the timeline scans (character, seq))."""
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, Event._meta.db_table)
+    indexed = sorted(
+        tuple(spec["columns"])
+        for spec in constraints.values()
+        if spec["index"] and not spec["primary_key"] and not spec["unique"]
+    )
+    assert indexed == [
+        ("character_id", "layer", "row", "seq"),
+        ("character_id", "seq"),
+        ("character_id", "source"),
+    ]
