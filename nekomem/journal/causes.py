@@ -24,7 +24,7 @@ CAUSE_MAX = 24
 SOURCE_MAX = 80
 
 # The mechanisms that change memory. A person's own changes are the last group: a restore refuses to
-# overwrite them silently (see ``history_services``).
+# overwrite them silently (see ``history.services.row_restore``).
 MACHINE_CAUSES = (
     "extraction",
     "dedup",
