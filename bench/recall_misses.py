@@ -213,7 +213,7 @@ def _names_time(question: str) -> bool:
     from django.conf import settings
     from django.utils import timezone
 
-    from nekomem.language.times import find_time_expression
+    from recall.times import find_time_expression
 
     return find_time_expression(question, now=timezone.now(), tz=settings.TIME_ZONE) is not None
 

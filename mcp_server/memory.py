@@ -28,14 +28,12 @@ from nekomem.errors import Conflict
 from nekomem.http import HistoryParseError
 from nekomem.journal.causes import caused_by
 from nekomem.language.resolution import resolve_language
-from nekomem.language.times import TimeWindow, parse_time_window
 from persona.models import PersonaEntry
 from persona.selectors import long_term_memory_markdown, persona_entries_browse, persona_entry_get
 from persona.services import persona_ensure, persona_entry_delete, persona_entry_edit
-from recall.context import working_context_render
+from recall.selectors import TimeWindow, parse_time_window, working_context_render
 from recall.services import RecallRequest, recall_query
-from recent.messages import parse_history
-from recent.rendering import recent_history_text
+from recent.selectors import parse_history, recent_history_text
 from recent.services import turn_record
 from reflections.models import Reflection
 from reflections.selectors import reflection_browse, reflection_get

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from nekomem.language.calendar import holiday_names
 from nekomem.language.plurals import plural
 from nekomem.language.tables import load_locale_tables
+from recall.calendar import holiday_names
 
 STRINGS: dict[str, dict[str, Any]] = load_locale_tables("recall.locales")
 HOLIDAYS: dict[str, dict[str, str]] = load_locale_tables("recall.locales", "HOLIDAYS")

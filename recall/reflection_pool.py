@@ -20,7 +20,9 @@ def reflection_candidates(
     *, character_id: int, space: VectorSpace | None, keys: Collection[int] | None = None
 ) -> Iterator[Candidate]:
     """With ``keys``, only the reflections of those primary keys (the rows a memory change names)."""
-    from recall.selectors import stored_vector  # the pool list in recall.selectors imports this module
+    from recall.selectors.pools import (
+        stored_vector,  # the pool list in recall.selectors.pools imports this module
+    )
 
     reflections = Reflection.with_subjects.filter(
         character_id=character_id, status__in=ACTIVE_STATUSES, suppress=False

@@ -20,13 +20,13 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 
 from nekomem.embeddings import embedder_within, get_embedder, vector_space
-from nekomem.language.times import find_time_expression
 from nekomem.runtime.state import StorageBlocked, storage_writer
 from recall import index_cache
 from recall.backfill import raw_turns_embed
 from recall.selectors import raw_turns_without_window
 from recall.services import raw_turn_windows_write
 from recall.services.raw_vectors import RawWindowRow
+from recall.times import find_time_expression
 
 logger = logging.getLogger(__name__)
 

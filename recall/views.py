@@ -15,10 +15,10 @@ from nekomem.http import BadRequestBody, json_error, json_ok, read_json_object, 
 from nekomem.language.resolution import resolve_language
 from nekomem.subjects import SUBJECTS_MAX, SubjectError, subject_parse
 from recall import locale
-from recall.context import working_context_render
 from recall.engine import CONFIGS
 from recall.index_cache import RecallIndexBuilding
 from recall.rendering import render_recall_markdown
+from recall.selectors import working_context_render
 from recall.services import RecallRequest, recall_failed_body, recall_query
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,10 @@ from typing import Any
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 
+from nekomem.characters.language import character_language
+from nekomem.characters.models import Character
 from nekomem.language.messages import message_text
+from nekomem.language.resolution import master_display_name
 from nekomem.language.tables import load_locale_tables
 from nekomem.statements import SelectColumns, column, database, select_columns, select_rows, table
 from recent.messages import message_text as history_message_text  # noqa: F401  re-exported: scoped_history parses with it
@@ -294,3 +297,21 @@ def raw_log_forget_preview(
     """What forgetting [start, end) would remove: how many raw turns, and the first ``limit`` of them."""
     rows = raw_log_rows(character_id=character_id, start=start, end=end)
     return rows.count(), [raw_turn_shown(row) for row in rows[:limit]]
+
+
+def recent_history_text(*, character: Character, language: str | None = None) -> str:
+    """Plain transcript for game flows (``/get_history``, the MCP tool): an intro line, then
+    ``speaker | content``; memos bare. The intro is the second half of ``/new_dialog``'s
+    inner-thoughts sentence (reference §5.1): game flows read it, so it follows the locale too."""
+    lang = character_language(character, request_language=language)
+    master = master_display_name(character.master_name, lang)
+    lines = theater_capsule_lines(character_id=character.pk, language=lang)
+    for message in recent_window(character_id=character.pk):
+        text = message_text(message.data.get("content"))
+        if message.type == "system":
+            lines.append(text)
+        else:
+            speaker = master if message.type == "human" else character.name
+            lines.append(f"{speaker} | {text}")
+    intro = _LOCALE_TEXT[lang]["history_intro" if lines else "history_empty"].format(name=character.name)
+    return "\n".join([intro, *lines]) + "\n"

@@ -22,7 +22,6 @@ from nekomem.http import (
     validated_name,
 )
 from recent.messages import parse_history
-from recent.rendering import recent_history_text
 from recent.repetition import (
     ARTIFACT_TYPE,
     INSIGHT_LANGUAGES,
@@ -34,7 +33,12 @@ from recent.repetition import (
     repetition_analyse,
 )
 from recent.review import review_cancel
-from recent.selectors import assistant_replies_newest, raw_log_last_timestamp, theater_stories
+from recent.selectors import (
+    assistant_replies_newest,
+    raw_log_last_timestamp,
+    recent_history_text,
+    theater_stories,
+)
 from recent.services import CompressMode, TurnRecorded, turn_record
 from recent.services.theater import (
     TheaterRequestError,

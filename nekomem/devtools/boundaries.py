@@ -77,17 +77,7 @@ LOCK_CALLS = frozenset({"select_for_update"})
 LOCK_SQL = re.compile(r"\bpg_(?:try_)?advisory\w*|\bBEGIN\s+IMMEDIATE\b", re.IGNORECASE)
 
 # "path: rule: what" of each violation accepted for now; each names the work that removes it.
-KNOWN_VIOLATIONS: frozenset[str] = frozenset(
-    {
-        # recall renders recent messages with recent's message helper (recall/ is being restructured).
-        "recall/context.py: private-access: recent.messages",
-        # The MCP tools render the working context and the recent history as the routes do; these
-        # renderers move to recall's and recent's selectors with the recall restructuring (issue 51).
-        "mcp_server/memory.py: private-access: recall.context",
-        "mcp_server/memory.py: private-access: recent.messages",
-        "mcp_server/memory.py: private-access: recent.rendering",
-    }
-)
+KNOWN_VIOLATIONS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from nekomem.language.times import TimeWindow
 from nekomem.language.tokens import is_word_char
 from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import RowStore
@@ -29,6 +28,7 @@ from recall.engine.vectors import (
     with_room,
 )
 from recall.questions import without_question_words
+from recall.times import TimeWindow
 
 RESCORE_ROWS = 1000
 CHARS_PATH = "bm25:chars"  # the query's one-character words, over the ``chars`` view

@@ -21,7 +21,6 @@ from nekomem.embeddings import Embedder, EmbeddingError, VectorSpace, embedder_w
 from nekomem.language.codes import supported_language
 from nekomem.language.resolution import language_of
 from nekomem.language.stemming import latin_language
-from nekomem.language.times import TimeWindow, find_time_expression, parse_time_window
 from nekomem.subjects import subject_key_of
 from recall import engine, index_cache
 from recall.engine import DEFAULT, Hit, RecallConfig
@@ -29,6 +28,7 @@ from recall.index_cache import RecallIndexBuilding, recall_index
 from recall.interim import interim_index
 from recall.questions import asks_when
 from recall.selectors import RAW_TURN_TIER, recall_character
+from recall.times import TimeWindow, find_time_expression, parse_time_window
 
 logger = logging.getLogger(__name__)
 

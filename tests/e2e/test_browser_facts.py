@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
@@ -15,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.dataset import as_messages, conversation
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, http_call, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -72,12 +71,7 @@ def write_memory_directory(root: Path) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-facts"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server:
-        server.start()
+    with server_started(tmp_path_factory.mktemp("browser-facts")) as server:
         yield server
 
 

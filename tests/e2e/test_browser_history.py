@@ -4,7 +4,6 @@ restore refused after a person's edit and then confirmed, and the timeline's und
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.test_browser_facts import fact_entry
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, http_call, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -23,12 +22,7 @@ API = f"/api/v1/characters/{CHARACTER}"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-history"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server:
-        server.start()
+    with server_started(tmp_path_factory.mktemp("browser-history")) as server:
         yield server
 
 

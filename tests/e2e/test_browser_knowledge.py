@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.server_process import ServerProcess, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -25,13 +25,10 @@ TOKEN = "e2e-knowledge-token"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-knowledge"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
+    # NEKOMEM_API_TOKEN: the internal routes' shared secret
+    with server_started(
+        tmp_path_factory.mktemp("browser-knowledge"), env={"NEKOMEM_API_TOKEN": TOKEN}
     ) as server:
-        server.extra_env["NEKOMEM_API_TOKEN"] = TOKEN  # the internal routes' shared secret
-        server.start()
         yield server
 
 

@@ -7,15 +7,13 @@ queued persona correction is merged by hand; the REST API then shows the new sta
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, http_call, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -29,15 +27,7 @@ MERGED = "主人平时喝冰美式，冬天改喝热拿铁"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """A server on a fresh database of this run's kind (SQLite, or PostgreSQL under DATABASE_URL)."""
-    with server_backend(
-        tmp_path_factory.mktemp("browser-layers"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server:
-        server.start()
-        root = tmp_path_factory.mktemp("memory")
-        shutil.copytree(LAYOUT, root / CHARACTER)
-        server.manage("import_memory", str(root))
+    with server_started(tmp_path_factory.mktemp("browser-layers"), memory={CHARACTER: LAYOUT}) as server:
         yield server
 
 

@@ -3,9 +3,7 @@ the browser shell's script), in a real headless Chromium whose context is set to
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.support.server_process import ServerProcess, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -25,15 +23,7 @@ SHOWN = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")  # to the second, n
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-local-time"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server:
-        server.start()
-        root = tmp_path_factory.mktemp("memory")
-        shutil.copytree(LAYOUT, root / CHARACTER)
-        server.manage("import_memory", str(root))
+    with server_started(tmp_path_factory.mktemp("browser-local-time"), memory={CHARACTER: LAYOUT}) as server:
         yield server
 
 

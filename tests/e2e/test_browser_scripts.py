@@ -5,12 +5,11 @@ the browser's own font stack (``.ci/run`` installs the CJK fonts when they are m
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 
 import pytest
 
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, http_call, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database (see browser.py)
 
@@ -50,12 +49,7 @@ FIND_TOFU = """
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-scripts"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
-    ) as server:
-        server.start()
+    with server_started(tmp_path_factory.mktemp("browser-scripts")) as server:
         yield server
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.server_process import ServerProcess, http_call, postgres_base_url, server_backend
+from tests.support.server_process import ServerProcess, http_call, server_started
 
 pytestmark = pytest.mark.slow  # no django_db: the server has its own database
 
@@ -25,13 +24,10 @@ TOKEN = "e2e-subjects-token"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    with server_backend(
-        tmp_path_factory.mktemp("browser-subjects"),
-        postgres_url=postgres_base_url(),
-        redis_base_url=os.environ.get("REDIS_URL") or None,
+    # NEKOMEM_API_TOKEN: the internal routes' shared secret
+    with server_started(
+        tmp_path_factory.mktemp("browser-subjects"), env={"NEKOMEM_API_TOKEN": TOKEN}
     ) as server:
-        server.extra_env["NEKOMEM_API_TOKEN"] = TOKEN  # the internal routes' shared secret
-        server.start()
         body = {"subject": ALICE, "facts": [{"text": "爱丽丝喜欢草莓蛋糕"}], "display_name": "爱丽丝"}
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
         conn.request(

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from nekomem.language.times import parse_time_window
+from recall.times import parse_time_window
 from tests.characters.factories import CharacterFactory
 from tests.facts.factories import make_fact
 

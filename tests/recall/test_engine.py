@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from nekomem.language.times import TimeWindow
 from nekomem.language.tokens import recall_tokens, search_tokens
 from recall import engine
 from recall.engine import (
@@ -24,6 +23,7 @@ from recall.engine import (
     score_fuse,
 )
 from recall.engine import vectors as engine_vectors
+from recall.times import TimeWindow
 
 # Pure tests, but the session's startup fixture needs the test database to exist when run alone.
 pytestmark = pytest.mark.django_db

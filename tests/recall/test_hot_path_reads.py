@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from facts.models import ExtractionCursor
-from recall import selectors
-from recall.selectors import recall_character
+from recall.selectors import pools, recall_character
 from tests.characters.factories import CharacterFactory
 from tests.recall.factories import RawTurnVectorFactory
 from tests.recent.factories import RawMessageFactory
@@ -46,8 +45,8 @@ def raw_log():
 
 
 def orm_read(character_id, covered, after) -> list[tuple]:
-    rows = selectors._uncovered_turns(character_id=character_id, covered=covered)
-    return list(selectors._turns_in_pages(rows.values_list(*selectors._TURN_FIELDS), after=after))
+    rows = pools._uncovered_turns(character_id=character_id, covered=covered)
+    return list(pools._turns_in_pages(rows.values_list(*pools._TURN_FIELDS), after=after))
 
 
 @pytest.mark.parametrize("chunk", [5000, 2])  # 2: the keyset pages, with a page boundary inside the tie
@@ -55,11 +54,11 @@ def orm_read(character_id, covered, after) -> list[tuple]:
 @pytest.mark.parametrize("covered_row", [None, 2])
 def test_new_raw_turns_read_as_the_orm_reads_them(raw_log, monkeypatch, chunk, after_row, covered_row):
     character, rows = raw_log
-    monkeypatch.setattr(selectors, "CHUNK", chunk)
+    monkeypatch.setattr(pools, "CHUNK", chunk)
     covered = rows[covered_row].timestamp if covered_row is not None else None
     after = (rows[after_row].timestamp, rows[after_row].pk) if after_row is not None else None
 
-    read = list(selectors._new_turns_in_pages(character_id=character.pk, covered=covered, after=after))
+    read = list(pools._new_turns_in_pages(character_id=character.pk, covered=covered, after=after))
 
     assert read == orm_read(character.pk, covered, after)
     expected = [
@@ -88,9 +87,9 @@ def test_recall_character_reads_what_the_orm_reads() -> None:
     CharacterFactory.create(name="Nox", master_nicknames=[])  # no cursor yet
 
     for name in ("Mel", "Nox"):
-        orm = selectors._recall_characters().filter(name=name).values_list(*selectors._RECALL_FIELDS).first()
+        orm = pools._recall_characters().filter(name=name).values_list(*pools._RECALL_FIELDS).first()
         assert orm is not None
-        assert recall_character(name=name) == selectors._recall_character(orm)
+        assert recall_character(name=name) == pools._recall_character(orm)
 
     read = recall_character(name="Mel")
     assert read is not None

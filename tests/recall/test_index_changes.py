@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from nekomem.language.times import TimeWindow
 from recall.engine import BM25_NEKOMEM, BM25_ONLY, DEFAULT, VECTORS_ONLY, Candidate, RecallIndex, bm25
 from recall.engine import vectors as engine_vectors
+from recall.times import TimeWindow
 
 pytestmark = pytest.mark.django_db
 

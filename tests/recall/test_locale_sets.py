@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from bench import locale_sets
 from nekomem.characters.models import Character
-from nekomem.language.times import find_time_expression
 from recall.backfill import embedding_backfill
+from recall.times import find_time_expression
 from tests.recall.support import require_muse
 
 pytestmark = pytest.mark.django_db

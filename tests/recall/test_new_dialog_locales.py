@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from nekomem.characters.models import Character
 from nekomem.language.codes import SUPPORTED_LANGUAGES
-from recall.context import working_context_render
+from recall.selectors import working_context_render
 from tests.characters.factories import CharacterFactory
 from tests.language.test_locale_tables import WIRE
 from tests.persona.factories import make_entry

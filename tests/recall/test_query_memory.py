@@ -14,10 +14,10 @@ from django.utils import timezone
 from nekomem import embeddings
 from nekomem.characters.models import Character
 from nekomem.language.counting import count_tokens
-from nekomem.language.times import parse_time_window
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.rendering import BLOCK_TOKENS, ENTRY_TOKENS, render_recall_markdown
+from recall.times import parse_time_window
 from tests.recall.support import fact_entry, import_facts, require_muse
 from tests.support.dataset import conversation
 

@@ -57,7 +57,7 @@ def test_uncovered_turns_are_recalled_as_raw_turns_until_extraction_covers_them(
 def test_turns_sharing_a_timestamp_are_read_once_across_page_boundaries(monkeypatch) -> None:
     """The raw-turn reader pages by (timestamp, id): a page that ends inside a run of equal timestamps
     neither repeats nor skips the rest of the run, from the start or after a row already read."""
-    from recall import selectors
+    from recall.selectors import pools as selectors
 
     monkeypatch.setattr(selectors, "CHUNK", 2)
     character = Character.objects.create(name=NAME)

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import sqlite3
@@ -26,7 +27,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -447,16 +448,32 @@ def server_backend(
 
 
 @contextlib.contextmanager
+def server_started(
+    tmp_dir: Path, *, env: Mapping[str, str] | None = None, memory: Mapping[str, Path] | None = None
+) -> Iterator[ServerProcess]:
+    """A started server on a fresh database of this run's kind (SQLite, or PostgreSQL and Redis under
+    ``DATABASE_URL`` / ``REDIS_URL``), removed afterwards. ``env`` goes to the server; ``memory`` maps a
+    character's name to an original-layout folder, imported once the server is up."""
+    with server_backend(
+        tmp_dir, postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
+    ) as server:
+        server.extra_env.update(env or {})
+        server.start()
+        if memory:
+            root = tmp_dir / "memory-import"
+            for character, layout in memory.items():
+                shutil.copytree(layout, root / character)
+            server.manage("import_memory", str(root))
+        yield server
+
+
+@contextlib.contextmanager
 def two_servers_one_database(
     tmp_dir: Path, *, env: dict[str, str]
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     """Two started servers on one fresh database of this run's kind and one task queue, as the servers
     of a deployment share them; ``env`` goes to both."""
-    with server_backend(
-        tmp_dir / "a", postgres_url=postgres_base_url(), redis_base_url=os.environ.get("REDIS_URL") or None
-    ) as server_a:
-        server_a.extra_env.update(env)
-        server_a.start()
+    with server_started(tmp_dir / "a", env=env) as server_a:
         server_b = ServerProcess(
             database=server_a.database,
             var_dir=tmp_dir / "b" / "var",

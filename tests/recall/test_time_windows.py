@@ -1,11 +1,11 @@
-"""Time expressions → [start, end) windows (nekomem.language.times)."""
+"""Time expressions → [start, end) windows (recall.times)."""
 
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from nekomem.language.times import TimeWindow, parse_time_window
+from recall.times import TimeWindow, parse_time_window
 
 TZ = ZoneInfo("Asia/Shanghai")
 # Monday 30 November 2026, 15:00 local time.

@@ -1,11 +1,11 @@
-"""Time expressions of every locale (nekomem.language.times), alone and inside a question."""
+"""Time expressions of every locale (recall.times), alone and inside a question."""
 
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from nekomem.language.times import find_time_expression, fold_expression, parse_time_window
+from recall.times import find_time_expression, fold_expression, parse_time_window
 
 TZ = ZoneInfo("Asia/Shanghai")
 # Monday 30 November 2026, 15:00 local time (the same reference as tests/kernel/test_timewindows.py).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from nekomem.language.times.windows import Context, TimeWindow, a_while_ago, recently, rule, units_ago
+from recall.times.windows import Context, TimeWindow, a_while_ago, recently, rule, units_ago
 
 
 @rule(r"(?:這陣子|這些天|這些日子|近期)")

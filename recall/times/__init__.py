@@ -40,8 +40,8 @@ from zoneinfo import ZoneInfo
 
 # The locale modules register their rules on import, in this order (within a locale the order matters:
 # the first rule that matches a whole expression and knows its words answers).
-from nekomem.language.times import en, es, ja, ko, pt, ru, zh, zh_tw  # noqa: F401
-from nekomem.language.times.windows import (
+from recall.times import en, es, ja, ko, pt, ru, zh, zh_tw  # noqa: F401
+from recall.times.windows import (
     Context,
     Found,
     TimeWindow,
@@ -52,7 +52,7 @@ from nekomem.language.times.windows import (
     whole_match,
     year,
 )
-from nekomem.language.times.windows import fold as fold_expression
+from recall.times.windows import fold as fold_expression
 
 __all__ = ["Found", "TimeWindow", "find_time_expression", "fold_expression", "parse_time_window"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from nekomem.language.times import zh
-from nekomem.language.times.windows import (
+from recall.times import zh
+from recall.times.windows import (
     AFTERNOON,
     EVENING,
     MORNING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from nekomem.language.times.windows import (
+from recall.times.windows import (
     AFTERNOON,
     EVENING,
     MORNING,

@@ -11,12 +11,11 @@ from datetime import datetime
 from django.utils import timezone
 
 from nekomem.characters.models import Character
-from nekomem.language.messages import strip_bracketed
+from nekomem.language.messages import message_text, strip_bracketed
 from nekomem.language.resolution import master_display_name
 from persona.selectors import long_term_memory_markdown, settings_text
 from persona.services import persona_ensure_current
 from recall import locale
-from recent.messages import content_text
 from recent.models import RecentMessage
 from recent.selectors import recent_window_with_last_time, theater_capsule_lines
 
@@ -43,7 +42,7 @@ def recent_lines(character: Character, language: str, window: list[tuple[str, di
     other = speaker_label("", character, language)
     lines = []
     for kind, data in window:
-        body = strip_bracketed(content_text(data.get("content"))).strip()
+        body = strip_bracketed(message_text(data.get("content"))).strip()
         lines.append(f"{labels.get(kind, other)} | {body}")
     return lines
 
