@@ -110,9 +110,13 @@ class StringColumn:
         for later in range(block, len(self._block_ends)):
             self._block_ends[later] += shift
 
-    def _block(self, block: int) -> bytes:
+    def _block(self, block: int, *, upto: int = 0) -> bytes:
+        """A sealed block's raw bytes; ``upto``: at least its first ``upto`` bytes (0: all of them)."""
         start = self._block_ends[block - 1] if block else 0
-        return zlib.decompress(self._blob[start : self._block_ends[block]])
+        packed = self._blob[start : self._block_ends[block]]
+        if upto:
+            return zlib.decompressobj().decompress(packed, upto)
+        return zlib.decompress(packed)
 
     def _fields(self, raw: bytes, row: int) -> tuple[str, ...]:
         first = row * self.fields
@@ -127,10 +131,12 @@ class StringColumn:
         if not 0 <= row < self._rows:
             raise IndexError(row)
         block = row // self.BLOCK
+        end = self._ends[(row + 1) * self.fields - 1]  # where the row ends in its block's raw bytes
         memo = self._memo
         raw = memo.get(block)
-        if raw is None:
-            raw = self._block(block) if block < len(self._block_ends) else bytes(self._pending)
+        if raw is None or len(raw) < end:
+            # Decompressed only as far as the row: on average half the block's work.
+            raw = self._block(block, upto=end) if block < len(self._block_ends) else bytes(self._pending)
             if len(memo) >= self.MEMO_BLOCKS:
                 memo.clear()
             memo[block] = raw
