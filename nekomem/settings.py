@@ -276,12 +276,20 @@ RECALL_SNAPSHOT_DIR = os.environ.get("NEKOMEM_RECALL_SNAPSHOT_DIR", str(VAR_DIR 
 # 100k rows) before it answers with no results and ``error_code: recall_index_building``; the build goes
 # on in the background. Unset (tests): the query builds inline and waits for it.
 RECALL_BUILD_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_BUILD_WAIT_SECONDS", "2"))
-# How long a query waits for the model while a worker starts (it loads in ~0.4 s alone, 2-8 s when every
-# worker loads at once on a busy 2-core machine) before it answers from the same index by BM25 alone. A
-# character's first answer after a restart should be as good as its warm one (issue 50: at 0.25 s,
-# MemoryBank-cn's first queries after a restart lost a probe in ten), and the wait only ever happens in
-# a worker's first seconds. Unset (tests): it waits for the load.
-RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_MODEL_WAIT_SECONDS", "10"))
+# How long a starting worker waits, before it serves, for the embedding model whose load it started
+# first (it loads in ~0.4 s alone, 2-8 s when every worker loads at once on a busy 2-core machine, beside
+# the URLconf import and the saved indexes' loads). A character's first answer after a restart should be
+# as good as its warm one (issue 50: a query ranked by BM25 alone while the model loaded lost
+# MemoryBank-cn a probe in ten), so the model is loaded before the first request, not waited for inside
+# one. Bounded: a model that takes longer does not keep the worker from serving.
+EMBEDDING_LOAD_BEFORE_SERVING_SECONDS = float(
+    os.environ.get("NEKOMEM_EMBEDDING_LOAD_BEFORE_SERVING_SECONDS", "30")
+)
+# How long a query waits for the model when it is still loading (a worker whose load outlasted the wait
+# above, a process that loads it on first use) before it answers from the same index by BM25 alone
+# (``explain``: ``"vectors": "loading"``): a chat query never waits more than this for it. Unset
+# (tests): it waits for the load.
+RECALL_MODEL_WAIT_SECONDS: float | None = float(os.environ.get("NEKOMEM_RECALL_MODEL_WAIT_SECONDS", "1"))
 # How long the thread that fills a recall index's new vectors keeps its database connection once it has
 # nothing to fill (tests: none, so the test database can be dropped at the end).
 RECALL_VECTOR_FILLER_IDLE_SECONDS = 30.0

@@ -25,11 +25,15 @@ class RecallConfig(AppConfig):
 
         register_raw_turns_hook("recall-turn-vectors", turns_arrived)
 
-        from nekomem.runtime.warmups import register_warm_up
+        from nekomem.runtime.warmups import model_load_wait, register_warm_up
         from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
         from recall.locale import warm_holiday_calendar
 
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
+        # Last before serving, so the model's load overlaps the URLconf and the saved indexes: a query
+        # then never waits for the model inside its request (``RECALL_MODEL_WAIT_SECONDS`` is a bound
+        # for the rare worker whose load outlasts this wait).
+        register_warm_up("embedding-model-ready", model_load_wait, before_serving=True)
         register_warm_up("recall-indexes", recall_indexes_warm_up)
         # The lunar calendar's tables load on first use (~80 ms): not on the first /new_dialog.
         register_warm_up("holiday-calendar", warm_holiday_calendar)

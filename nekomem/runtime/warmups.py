@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import connection
 
 from nekomem.embeddings import embedder_within
@@ -43,6 +44,21 @@ def _run_each(warm_ups: dict[str, Callable[[], object]]) -> float:
 def start_model_load() -> None:
     """Start loading the embedding model on a thread of its own, and return at once."""
     embedder_within(0.0)
+
+
+def model_load_wait() -> bool:
+    """Wait for the model load ``start_model_load`` began, at most
+    ``EMBEDDING_LOAD_BEFORE_SERVING_SECONDS``: run last before serving, it overlaps the warm-ups before
+    it, and a worker's first queries rank with vectors instead of waiting for them inside the request.
+    True when the model is ready (False: still loading, failed, or vectors are off)."""
+    started = time.monotonic()
+    ready = embedder_within(settings.EMBEDDING_LOAD_BEFORE_SERVING_SECONDS) is not None
+    logger.info(
+        "embedding model %s before serving (waited %.2fs)",
+        "ready" if ready else "not ready",
+        time.monotonic() - started,
+    )
+    return ready
 
 
 def urlconf_warm_up() -> None:

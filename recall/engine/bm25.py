@@ -225,14 +225,15 @@ class Bm25View:
             self._norm_for = state
         return self._norm
 
-    def _postings(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _postings(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(term, row, tf) of every posting of the query's term hashes ``keys``, ordered by term (the
-        index into ``keys``): the frozen columns, the added segment and the tail, each in a few whole-
-        array steps rather than a pass per term (a Chinese query has ~100 terms; the tail up to
-        ``TAIL_POSTINGS`` postings)."""
+        index into ``keys``), and each term's posting count (dead rows included): the frozen columns,
+        the added segment and the tail, each in a few whole-array steps rather than a pass per term (a
+        Chinese query has ~100 terms; the tail up to ``TAIL_POSTINGS`` postings)."""
         terms: list[np.ndarray] = []
         rows: list[np.ndarray] = []
         tfs: list[np.ndarray] = []
+        counts = np.zeros(keys.size, dtype=np.int64)
         wanted = np.arange(keys.size)
         if self._keys.size:
             at = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
@@ -242,6 +243,7 @@ class Bm25View:
             terms.append(np.repeat(wanted[found], taken.counts))
             rows.append(self._indices[taken.at])
             tfs.append(self._tf[taken.at])
+            counts[found] += taken.counts
         if self._added_keys.size:
             taken = _ranges(
                 np.searchsorted(self._added_keys, keys, side="left"),
@@ -250,6 +252,7 @@ class Bm25View:
             terms.append(np.repeat(wanted, taken.counts))
             rows.append(self._added_rows[taken.at])
             tfs.append(self._added_tfs[taken.at])
+            counts += taken.counts
         if self._tail_keys:
             tail = np.frombuffer(self._tail_keys, dtype=np.int64)
             order = np.argsort(keys, kind="stable")
@@ -259,12 +262,17 @@ class Bm25View:
             terms.append(order[at[hits]])
             rows.append(np.frombuffer(self._tail_rows, dtype=np.int32)[hits])
             tfs.append(np.frombuffer(self._tail_tfs, dtype=np.uint8)[hits])
+            counts += np.bincount(terms[-1], minlength=keys.size)
         if not terms:
             empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.astype(np.int32), empty.astype(np.uint8)
+            return empty, empty.astype(np.int32), empty.astype(np.uint8), counts
+        if len(terms) == 1 and self._keys.size:
+            # The frozen columns alone (an index at rest since its build or load) are listed in term
+            # order already: sorting 60k postings of a 100k-row query was a quarter of its BM25 time.
+            return terms[0], rows[0], tfs[0], counts
         term, row, tf = np.concatenate(terms), np.concatenate(rows), np.concatenate(tfs)
         by_term = np.argsort(term, kind="stable")
-        return term[by_term], row[by_term], tf[by_term]
+        return term[by_term], row[by_term], tf[by_term], counts
 
     def scores(self, query: str) -> np.ndarray:
         """Scores of every row on the original's scale (0 where no query term occurs, and on dead rows).
@@ -289,21 +297,27 @@ class Bm25View:
         if not self._live or not tokens:
             return scores
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
-        term, rows, tfs = self._postings(keys)
+        term, rows, tfs, counts = self._postings(keys)
         if not term.size:
             return scores
         if scored is not None:
             scored.append(rows)
         live = self._alive[rows] if self._live < self.size else None
-        df = np.bincount(term if live is None else term[live], minlength=keys.size)
+        df = counts if live is None else np.bincount(term[live], minlength=keys.size)
         idf = np.array(
             [math.log1p((self._live - n + 0.5) / (n + 0.5)) for n in df.tolist()], dtype=np.float32
         )
         if weights is not None:
             idf *= np.asarray(weights, dtype=np.float32)
         tf = tfs.astype(np.float32)
-        norm = self._row_norms()
-        contribution = idf[term] * tf * np.float32(BM25_K1 + 1) / (tf + norm[rows])
+        # idf·tf·(k1 + 1) / (tf + norm), operation by operation as written (the same float32 roundings),
+        # in place; the postings are in term order, so each term's idf is repeated over its run.
+        contribution = np.repeat(idf, counts)
+        contribution *= tf
+        contribution *= np.float32(BM25_K1 + 1)
+        denominator = self._row_norms()[rows]
+        denominator += tf
+        contribution /= denominator
         np.add.at(scores, rows, contribution)  # in order: a row's terms are added as the query lists them
         if live is not None:
             scores[~self._alive] = 0.0
@@ -317,7 +331,7 @@ class Bm25View:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty.astype(np.int32)
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
-        term, rows, _tfs = self._postings(keys)
+        term, rows, _tfs, _counts = self._postings(keys)
         if self._live < self.size and rows.size:
             live = self._alive[rows]
             term, rows = term[live], rows[live]

@@ -18,14 +18,16 @@ class StringColumn:
     object per row, and about a third of the raw size. A hit decompresses one block (~20 µs)."""
 
     BLOCK = 32
-    # Rows read lately, decoded: a query reads its hits', its feedback rows' and a when-question's
+    # Blocks read lately, decompressed: a query reads its hits', its feedback rows' and a when-question's
     # fused rows' texts, often several of one block, and each read decompressed its block again
-    # (~22 blocks a query at 100k rows, 7 % of a query's time). Emptied by every change of the rows.
-    MEMO_ROWS = 256
+    # (~22 blocks a query at 100k rows, 7 % of a query's time). Only the row asked for is decoded: the
+    # hits of a 100k-row pool mostly sit in different blocks, and decoding each block's 32 rows cost a
+    # query ~1.3 ms of its ~7 in the engine. Emptied by every change of the rows.
+    MEMO_BLOCKS = 64
 
     def __init__(self, fields: int) -> None:
         self.fields = fields
-        self._memo: dict[int, tuple[str, ...]] = {}
+        self._memo: dict[int, bytes] = {}
         self._blob = bytearray()
         self._block_ends = array("q")
         self._ends = array("I")  # per row and field: where it ends in its block's raw bytes
@@ -108,9 +110,13 @@ class StringColumn:
         for later in range(block, len(self._block_ends)):
             self._block_ends[later] += shift
 
-    def _block(self, block: int) -> bytes:
+    def _block(self, block: int, *, upto: int = 0) -> bytes:
+        """A sealed block's raw bytes; ``upto``: at least its first ``upto`` bytes (0: all of them)."""
         start = self._block_ends[block - 1] if block else 0
-        return zlib.decompress(self._blob[start : self._block_ends[block]])
+        packed = self._blob[start : self._block_ends[block]]
+        if upto:
+            return zlib.decompressobj().decompress(packed, upto)
+        return zlib.decompress(packed)
 
     def _fields(self, raw: bytes, row: int) -> tuple[str, ...]:
         first = row * self.fields
@@ -122,18 +128,19 @@ class StringColumn:
         return tuple(out)
 
     def __getitem__(self, row: int) -> tuple[str, ...]:
-        memo = self._memo
-        found = memo.get(row)
-        if found is not None:
-            return found
-        # The whole block is decoded once it is decompressed: its other rows are as likely to be read.
+        if not 0 <= row < self._rows:
+            raise IndexError(row)
         block = row // self.BLOCK
-        raw = self._block(block)
-        if len(memo) >= self.MEMO_ROWS:
-            memo.clear()
-        for other in range(block * self.BLOCK, min(self._rows, (block + 1) * self.BLOCK)):
-            memo[other] = self._fields(raw, other)
-        return memo[row]
+        end = self._ends[(row + 1) * self.fields - 1]  # where the row ends in its block's raw bytes
+        memo = self._memo
+        raw = memo.get(block)
+        if raw is None or len(raw) < end:
+            # Decompressed only as far as the row: on average half the block's work.
+            raw = self._block(block, upto=end) if block < len(self._block_ends) else bytes(self._pending)
+            if len(memo) >= self.MEMO_BLOCKS:
+                memo.clear()
+            memo[block] = raw
+        return self._fields(raw, row)
 
     def column(self, field: int) -> Iterator[str]:
         """One field of every row, in order (each block decompressed once)."""

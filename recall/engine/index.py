@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -349,7 +349,7 @@ class RecallIndex(RowContext):
         query: str,
         *,
         config: RecallConfig = DEFAULT,
-        query_vector: np.ndarray | None = None,
+        query_vector: np.ndarray | Callable[[], np.ndarray | None] | None = None,
         window: TimeWindow | None = None,
         subjects: frozenset[str] | None = None,
         query_scaled: bool = False,
@@ -358,7 +358,8 @@ class RecallIndex(RowContext):
         """Hybrid recall; ``window`` and ``subjects`` hard-filter every pool first (query + time routing).
         ``query_scaled``: the query vector is used as given (a weighted mix of a fused space's parts,
         whose dot product with a row is already the cosine to rank by), not made a unit vector.
-        ``asks_when``: the query asks when something happened (``config.when_bonus``)."""
+        ``asks_when``: the query asks when something happened (``config.when_bonus``). ``query_vector``
+        may be a function, called once the lexical paths are ranked (the vector computed beside them)."""
         with self.lock:
             return self._search(
                 query,
@@ -375,7 +376,7 @@ class RecallIndex(RowContext):
         query: str,
         *,
         config: RecallConfig,
-        query_vector: np.ndarray | None,
+        query_vector: np.ndarray | Callable[[], np.ndarray | None] | None,
         window: TimeWindow | None,
         subjects: frozenset[str] | None,
         query_scaled: bool = False,
@@ -429,6 +430,8 @@ class RecallIndex(RowContext):
                 )
                 weights[CHARS_PATH] = dict(config.lexical)["words"]
                 path_scores[CHARS_PATH] = scores
+        if callable(query_vector):
+            query_vector = query_vector()
         if config.use_vectors and query_vector is not None and self.has_vector.any():
             q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
             if q.shape[0] == self.dim:
