@@ -382,6 +382,8 @@ def main() -> None:
     assert importer.stdout is not None and importer.stdin is not None
     if importer.stdout.readline().strip() != b"ready":
         raise SystemExit("the import worker did not start")
+    to_importer = importer.stdin
+    source: dict[str, str] = big["source"]  # type: ignore[assignment]
     probed_entry = big_entries[len(big_entries) // 2]
     aliases = list(probed_entry["terms"]["alias"])
 
@@ -390,15 +392,15 @@ def main() -> None:
         handed to the worker: (job id, import row, the alias only this round's version has)."""
         probe = f"bigprobe{round_}"
         probed_entry["terms"]["alias"] = [*aliases, probe]
-        big["source"]["name"] = f"Bench big {round_}"
+        source["name"] = f"Bench big {round_}"
         body = json.dumps(big, ensure_ascii=False).encode()
         response = client.post("/internal/knowledge/packs/import", data=body, content_type="application/json")
         job = response.json()
         if response.status_code != 200 or not job.get("ok"):
             raise SystemExit(f"import refused: {response.status_code} {job}")
         import_id = KnowledgeImport.objects.get(job_id=job["job_id"]).pk
-        importer.stdin.write(f"{import_id}\n".encode())
-        importer.stdin.flush()
+        to_importer.write(f"{import_id}\n".encode())
+        to_importer.flush()
         return job["job_id"], import_id, probe
 
     def import_pending(import_id: int) -> bool:
