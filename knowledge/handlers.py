@@ -1,13 +1,16 @@
-"""What the knowledge app registers with the kernel at start: its schedule and its import route's
-body limit (a pack may be 10 MiB, more than any other route takes)."""
+"""What the knowledge app registers with the kernel at start: its schedule, its import route's body
+limit (a pack may be 10 MiB, more than any other route takes) and, in a server process, the writer
+of its lookups' diagnostics rows."""
 
 from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
 
 from knowledge.packs import MAX_PACK_BODY_BYTES
+from knowledge.query_log import knowledge_query_log_start
 from nekomem.runtime.middleware import RouteBody, register_route_body
 from nekomem.runtime.schedules import ScheduleSpec, register_schedule
+from nekomem.runtime.warmups import register_warm_up
 
 PREFIX = "/internal/knowledge/"
 IMPORT_PATH = PREFIX + "packs/import"
@@ -40,3 +43,6 @@ def register() -> None:
             too_large=pack_too_large,
         )
     )
+    # Only a server runs its warm-ups: elsewhere (a command, a test in one transaction) the rows are
+    # written by the diagnostics reader, on its own connection.
+    register_warm_up("knowledge-query-log", knowledge_query_log_start, before_serving=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from knowledge.packs import Pack, PackEntry, PackRejected, PackSource, pack_decode
 from knowledge.selectors import knowledge_imports_pending, knowledge_installed_packs
-from knowledge.services import _capacity_check, pack_prepare
+from knowledge.services import capacity_check, pack_prepare
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def knowledge_pack_preview(*, raw: bytes) -> PackPreview:
         return replace(preview, installed=True, unchanged=True, added=[])
     if knowledge_imports_pending().filter(pack_id=pack.pack_id).exists():
         raise PackRejected("job_in_progress")
-    _capacity_check(
+    capacity_check(
         pack_id=pack.pack_id,
         entries=len(pack.entries),
         chunks=prepared.chunks_total,

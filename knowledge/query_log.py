@@ -2,10 +2,12 @@
 
 On SQLite every write waits for the database's one write lock, which an import's build transactions
 hold in turns: a lookup that wrote its own row waited for them (68 ms p95 during a 5 000-entry import
-for a 10 ms search). A lookup now queues its row; one daemon thread of the process writes what is
-queued in one transaction, and a reader of the diagnostics writes this process's queue first, so it
-always sees its own queries. A storage block leaves the rows queued; the queue is bounded, the oldest
-dropped first.
+for a 10 ms search). A lookup queues its row; a server process writes the queue on one daemon thread,
+started with the server's warm-ups (``knowledge_query_log_start``), in one transaction a batch. A
+reader of the diagnostics writes this process's queue first, on its own connection, so it always sees
+its own queries; in a process that runs no writer (a management command, a test in one transaction)
+that is the only write, so no row is ever committed past the caller's transaction. A storage block
+leaves the rows queued; the queue is bounded, the oldest dropped first.
 """
 
 from __future__ import annotations
@@ -59,7 +61,6 @@ class _QueryLog:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self.background = True
 
     def add(self, fields: dict[str, Any]) -> None:
         with self._lock:
@@ -69,15 +70,17 @@ class _QueryLog:
                 if self._dropped == 1 or self._dropped % PENDING_MAX == 0:
                     logger.warning("knowledge query records dropped (queue full): %d so far", self._dropped)
             self._pending.append(fields)
-            if not self.background:
-                return
-            if self._thread is None or not self._thread.is_alive():
-                self._stop = threading.Event()
-                self._thread = threading.Thread(
-                    target=self._run, args=(self._stop,), name="knowledge-query-log", daemon=True
-                )
-                self._thread.start()
         self._wake.set()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stop = threading.Event()
+            self._thread = threading.Thread(
+                target=self._run, args=(self._stop,), name="knowledge-query-log", daemon=True
+            )
+            self._thread.start()
 
     def flush(self) -> None:
         """Write this process's queued rows on the caller's connection (during a storage block they
@@ -165,12 +168,10 @@ def knowledge_query_log_flush() -> None:
     _log.flush()
 
 
+def knowledge_query_log_start() -> None:
+    """Write queued rows on a daemon thread of this process from now on (a server's warm-up)."""
+    _log.start()
+
+
 def knowledge_query_log_forget() -> None:
     _log.forget()
-
-
-def knowledge_query_log_background(enabled: bool) -> None:
-    """Whether a writer thread writes the queue (the default), or only readers do: a test whose
-    database is one transaction on its own connection, which another connection's commit would
-    outlive."""
-    _log.background = enabled

@@ -137,6 +137,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Background work of this process that can wait pauses for the requests it counts.
+    "nekomem.runtime.foreground.ForegroundRequestMiddleware",
     "nekomem.runtime.middleware.JsonErrorBodyMiddleware",
     "nekomem.runtime.middleware.HostGuardMiddleware",
     "nekomem.runtime.middleware.BodySizeLimitMiddleware",

@@ -29,9 +29,9 @@ def _runtime_started(request):
 
 
 @pytest.fixture(autouse=True)
-def _process_caches_forgotten(request):
+def _process_caches_forgotten():
     """Each test's database starts over, so per-process caches of database values must too."""
-    from knowledge.query_log import knowledge_query_log_background, knowledge_query_log_forget
+    from knowledge.query_log import knowledge_query_log_forget
     from knowledge.search.index_cache import knowledge_index_forget
     from nekomem.characters.services import character_id_forget
     from nekomem.runtime.status import vector_coverage_forget
@@ -48,12 +48,6 @@ def _process_caches_forgotten(request):
     # An import builds its characters' recall indexes in this process: a rolled-back test's character
     # key and version can come back in the next test, which must never be served that index.
     index_cache.clear()
-    # In a test that is one transaction, the query log's writer would commit its rows on its own
-    # connection, past the rollback: the diagnostics reader writes them on the test's instead.
-    marker = request.node.get_closest_marker("django_db")
-    knowledge_query_log_background(
-        "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
-    )
     yield
     # Its background builder and poller, and the query log's writer, stop before the test's database goes.
     knowledge_index_forget()

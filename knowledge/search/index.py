@@ -40,6 +40,11 @@ MATERIAL_TYPES = ("knowledge", "corpus")
 # request of that process would queue behind it. A child process takes it off the server's interpreter
 # (spawned: a fork of a threaded server is not safe), at ~1 s of start-up, so only for large builds.
 OFFLOAD_ROWS = 1_000
+# Work between two calls of a build's ``pause`` (a background build waits there for the process's
+# requests): each about a few milliseconds, what a request would otherwise wait for the GIL.
+PAUSE_EVERY_ENTRIES = 2_000  # entries looked up, placed or read (fast steps)
+PAUSE_EVERY_DERIVED = 50  # entries tokenised for their names and chunks
+PAUSE_EVERY_ROWS = 20  # counted rows appended to the BM25 view
 
 TOKENIZER = LEXICAL_VIEWS["words"]
 logger = logging.getLogger(__name__)
@@ -304,16 +309,26 @@ def build_index(
     previous: KnowledgeIndex | None = None,
     vector_dim: int | None = None,
     offload_rows: int = OFFLOAD_ROWS,
+    pause: Callable[[], object] = lambda: None,
 ) -> KnowledgeIndex:
     """The index of ``records`` at ``version``, reusing ``previous``'s unchanged rows. Vectors are kept
     only when their length is ``vector_dim`` float32 values (None: no vector path). At least
-    ``offload_rows`` rows to tokenise are tokenised in a child process."""
+    ``offload_rows`` rows to tokenise are tokenised in a child process. ``pause`` is called between
+    slices of a few milliseconds of work (a background build waits there for the requests)."""
     entries = list(records)
     known = previous.derived if previous is not None else {}
     derived: dict[SearchEntry, _Derived] = {}
-    for entry in entries:
+    made_here = 0
+    for at, entry in enumerate(entries, 1):
         made = known.get(entry)
-        derived[entry] = made if made is not None else _derive(entry)
+        if made is None:
+            made = _derive(entry)
+            made_here += 1
+            if made_here % PAUSE_EVERY_DERIVED == 0:
+                pause()
+        elif at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
+        derived[entry] = made
     chunk_texts = [derived[entry].chunk_texts for entry in entries]
     wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
     for at, entry in enumerate(entries):
@@ -330,7 +345,7 @@ def build_index(
         reuse = previous.view.dead + dead <= len(wanted) and fresh <= max(len(kept), 1)
     if reuse:
         assert previous is not None
-        view, row_keys = _updated_view(previous, wanted, offload_rows)
+        view, row_keys = _updated_view(previous, wanted, offload_rows, pause)
     else:
         view = _tokenised(_fresh_view, [text for _, text, _, _ in wanted], offload_rows)
         row_keys = {key: row for row, (key, _, _, _) in enumerate(wanted)}
@@ -344,10 +359,13 @@ def build_index(
     row_order = live[np.argsort(row_entry[live], kind="stable")]
     row_start = np.searchsorted(row_entry[row_order], np.arange(len(entries) + 1)).astype(np.int64)
 
+    pause()
     strict: dict[str, list[int]] = {}
     loose: dict[str, list[int]] = {}
     tags: dict[str, list[int]] = {}
     for at, entry in enumerate(entries):
+        if at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
         made = derived[entry]
         for strict_name, loose_name in made.surfaces:
             for table, surface in ((strict, strict_name), (loose, loose_name)):
@@ -359,7 +377,7 @@ def build_index(
         [MATERIAL_TYPES.index(e.material_type) if e.material_type in MATERIAL_TYPES else 0 for e in entries],
         dtype=np.int8,
     )
-    vectors, vector_entry, vector_chunk = _vectors(entries, vector_dim)
+    vectors, vector_entry, vector_chunk = _vectors(entries, vector_dim, pause)
     return KnowledgeIndex(
         version=version,
         entries=entries,
@@ -382,7 +400,10 @@ def build_index(
 
 
 def _updated_view(
-    previous: KnowledgeIndex, wanted: list[tuple[tuple[str, int], str, int, int]], offload_rows: int
+    previous: KnowledgeIndex,
+    wanted: list[tuple[tuple[str, int], str, int, int]],
+    offload_rows: int,
+    pause: Callable[[], object],
 ) -> tuple[Bm25View, dict[tuple[str, int], int]]:
     """The previous view with gone rows tombstoned and new rows appended (a copy: queries read the
     previous index meanwhile)."""
@@ -397,7 +418,9 @@ def _updated_view(
         view.remove(row)
     row_keys = {key: row for key, row in previous.row_keys.items() if key in wanted_keys}
     first = view.size
-    view.append_counted(counted)
+    for start in range(0, len(counted), PAUSE_EVERY_ROWS):
+        pause()
+        view.append_counted(counted[start : start + PAUSE_EVERY_ROWS])
     for offset, (key, _) in enumerate(new):
         row_keys[key] = first + offset
     return view, row_keys
@@ -429,7 +452,9 @@ def _tokenised(work: Callable[[list[str]], T], texts: list[str], offload_rows: i
         return work(texts)
 
 
-def _vectors(entries: Sequence[SearchEntry], dim: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _vectors(
+    entries: Sequence[SearchEntry], dim: int | None, pause: Callable[[], object]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not dim:
         return np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
     size = dim * 4
@@ -437,6 +462,8 @@ def _vectors(entries: Sequence[SearchEntry], dim: int | None) -> tuple[np.ndarra
     owners: list[int] = []
     chunks: list[int] = []
     for at, entry in enumerate(entries):
+        if at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
         ordered = sorted(entry.chunks, key=lambda chunk: chunk.ordinal)
         for position, chunk in enumerate(ordered):
             if chunk.vector is not None and len(chunk.vector) == size:

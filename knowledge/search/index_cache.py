@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from knowledge.search.index import KnowledgeIndex, build_index
 from knowledge.search.types import SearchEntry
 from nekomem import embeddings
+from nekomem.runtime.foreground import foreground_wait
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +20,11 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 # How long ``knowledge_index_forget`` waits for the builder and the poller to stop.
 STOP_SECONDS = 10.0
+# A background build runs behind the requests of its process: between slices of its work it waits for
+# none to be under way, at most this long a slice, so it still ends while requests keep coming.
+PAUSE_SECONDS = 0.01
+# Entries read from the store between two such waits.
+PAUSE_EVERY_READ = 500
 
 
 def _version_key(version: str) -> tuple[int, ...] | None:
@@ -189,8 +195,14 @@ class _IndexCache:
                     continue
                 try:
                     with self._build_lock:
-                        records = list(load())
-                        index = build_index(version, records, previous=previous, vector_dim=_vector_dim())
+                        records = _gathered(load())
+                        index = build_index(
+                            version,
+                            records,
+                            previous=previous,
+                            vector_dim=_vector_dim(),
+                            pause=_behind_requests,
+                        )
                 except Exception:
                     logger.warning("knowledge index: background build of %s failed", version, exc_info=True)
                     continue
@@ -274,6 +286,21 @@ class _IndexCache:
                             self._want(version, load)
         finally:
             _release_connections()
+
+
+def _behind_requests() -> None:
+    foreground_wait(PAUSE_SECONDS)
+
+
+def _gathered(records: Iterable[SearchEntry]) -> list[SearchEntry]:
+    """``records`` read into a list behind the requests (reading 20 000 entries holds the GIL for
+    seconds)."""
+    gathered: list[SearchEntry] = []
+    for record in records:
+        gathered.append(record)
+        if len(gathered) % PAUSE_EVERY_READ == 0:
+            _behind_requests()
+    return gathered
 
 
 def _release_connections() -> None:

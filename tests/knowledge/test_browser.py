@@ -344,7 +344,7 @@ def test_the_preview_says_when_the_store_has_no_room_for_the_pack(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install()
-    monkeypatch.setattr("knowledge.services.MAX_PACKS", 1)
+    monkeypatch.setattr("knowledge.services.validation.MAX_PACKS", 1)
     other = pack_payload()
     other["pack_id"] = "neko-more"
     body = client.post(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 from django.db import connection
 
 from knowledge import selectors, services
 from knowledge.models import QueryRecord
+from knowledge.query_log import knowledge_query_log_start
+from nekomem.runtime import warmups
 from tests.knowledge.factories import fixture_pack, pack_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,3 +36,18 @@ def test_a_lookup_answers_while_another_connection_holds_the_write_lock():
         holder.close()
     queries = selectors.knowledge_diagnostics()["queries"]
     assert [(row["result"], row["entry_title"]) for row in queries] == [("matched", "Rickroll")]
+
+
+def test_a_server_s_writer_records_lookups_with_no_reader():
+    services.knowledge_pack_install(raw=pack_bytes(fixture_pack()))
+    knowledge_query_log_start()  # a server's warm-up
+    assert services.knowledge_query(query="what is a rickroll", language="en")["result"] == "matched"
+    deadline = time.monotonic() + 10
+    while not QueryRecord.objects.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(QueryRecord.objects.values_list("result", "entry_title")) == [("matched", "Rickroll")]
+
+
+def test_the_writer_starts_with_a_server_s_warm_ups():
+    # The writer runs where the server's warm-ups run (nekomem/wsgi.py), never in a test's process.
+    assert warmups._before_serving["knowledge-query-log"] is knowledge_query_log_start

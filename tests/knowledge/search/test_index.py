@@ -212,3 +212,20 @@ def test_the_recall_views_term_rows_list_each_live_row_holding_a_term() -> None:
     view.append(["duck 绝绝"])
     terms, rows = view.term_rows(["绝绝", "duck", "absent"])
     assert sorted(zip(terms.tolist(), rows.tolist(), strict=True)) == [(0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
+
+
+def test_a_build_paused_between_slices_answers_as_one_built_in_one_go(monkeypatch) -> None:
+    monkeypatch.setattr("knowledge.search.index.PAUSE_EVERY_DERIVED", 5)
+    monkeypatch.setattr("knowledge.search.index.PAUSE_EVERY_ROWS", 2)
+    first = index_of(meme(), duck(), *FILLER, version="v1")
+    added = [entry(f"新条目{n}", f"第{n}个新的网络流行语条目，用来测试分片构建。") for n in range(12)]
+    later = [meme(), duck(), *FILLER, *added]
+    pauses: list[int] = []
+    sliced = build_index("v2", later, previous=first, pause=lambda: pauses.append(1))
+    whole = build_index("v2", later, previous=first)
+    # The 12 new entries derived 5 at a time, their rows appended 2 at a time, and the steps between.
+    assert len(pauses) >= 12 // 5 + 12 // 2
+    for query in ["绝绝子", "新的网络流行语", "新条目7", "天气美食"]:
+        assert sliced.rank(query, material_type="auto", limit=10) == whole.rank(
+            query, material_type="auto", limit=10
+        ), query
