@@ -30,10 +30,10 @@ class RecallConfig(AppConfig):
         from recall.locale import warm_holiday_calendar
 
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
-        # Last before serving, so the model's load overlaps the URLconf and the saved indexes: a query
+        # Last before serving, so the model's load overlaps every other warm-up before it: a query
         # then never waits for the model inside its request (``RECALL_MODEL_WAIT_SECONDS`` is a bound
         # for the rare worker whose load outlasts this wait).
-        register_warm_up("embedding-model-ready", model_load_wait, before_serving=True)
+        register_warm_up("embedding-model-ready", model_load_wait, before_serving=True, last=True)
         register_warm_up("recall-indexes", recall_indexes_warm_up)
         # The lunar calendar's tables load on first use (~80 ms): not on the first /new_dialog.
         register_warm_up("holiday-calendar", warm_holiday_calendar)

@@ -21,10 +21,22 @@ logger = logging.getLogger(__name__)
 
 _warm_ups: dict[str, Callable[[], object]] = {}
 _before_serving: dict[str, Callable[[], object]] = {}
+# Before serving, after every other one whatever the apps' order (a wait that the others overlap).
+_last_before_serving: dict[str, Callable[[], object]] = {}
 
 
-def register_warm_up(name: str, warm_up: Callable[[], object], *, before_serving: bool = False) -> None:
-    (_before_serving if before_serving else _warm_ups)[name] = warm_up
+def register_warm_up(
+    name: str, warm_up: Callable[[], object], *, before_serving: bool = False, last: bool = False
+) -> None:
+    """``last`` (with ``before_serving``): run after every other warm-up before serving."""
+    if last and not before_serving:
+        raise ValueError("only a warm-up before serving can be the last one")
+    (_last_before_serving if last else _before_serving if before_serving else _warm_ups)[name] = warm_up
+
+
+def before_serving_order() -> list[str]:
+    """The names of the warm-ups before serving, in the order they run."""
+    return [*_before_serving, *_last_before_serving]
 
 
 def _run_each(warm_ups: dict[str, Callable[[], object]]) -> float:
@@ -70,7 +82,9 @@ def urlconf_warm_up() -> None:
 
 def warm_ups_before_serving() -> None:
     """Run every ``before_serving`` warm-up now, in turn; a failing one is logged and skipped."""
-    logger.info("warm-ups before serving done in %.2fs", _run_each(_before_serving))
+    logger.info(
+        "warm-ups before serving done in %.2fs", _run_each({**_before_serving, **_last_before_serving})
+    )
 
 
 def warm_ups_start() -> threading.Thread:

@@ -340,7 +340,7 @@ def test_a_starting_worker_loads_the_token_table_in_the_background() -> None:
     from nekomem.runtime import warmups
 
     assert warmups._warm_ups["token-counter"] is counting.token_counter_warm_up
-    assert "token-counter" not in warmups._before_serving  # its ~2 s would hold the first requests
+    assert "token-counter" not in warmups.before_serving_order()  # its ~2 s would hold the first requests
 
 
 def test_word_chars_are_single_han_and_hangul_characters_folded_to_simplified() -> None:

@@ -14,11 +14,12 @@ from tests.recall.support import require_muse
 
 
 def test_the_model_load_starts_first_and_the_urlconf_is_imported_before_serving() -> None:
-    order = list(warmups._before_serving)
+    order = warmups.before_serving_order()
     assert order[:2] == ["embedding-model", "urlconf"]
     assert order.index("urlconf") < order.index("recall-saved-indexes")
     # The model is waited for last, so its load overlaps every other warm-up before serving.
     assert order[-1] == "embedding-model-ready"
+    assert "knowledge-query-log" in order  # an app registered after recall's still runs before the wait
     clear_url_caches()
     assert "url_patterns" not in get_resolver().__dict__  # imported lazily, by the first request
     warmups.urlconf_warm_up()
