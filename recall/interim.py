@@ -6,33 +6,147 @@ answering "nothing" until the build is done (~30 s at 100k rows).
 Slower than the index (a substring scan of the pools: tens of milliseconds at 100k rows) and
 narrower (only the rows that share a word with the query reach the vector path), for the seconds it
 serves.
+
+The scan looks for words as stored text writes them, not as the lexical views fold them: a stem
+("carolin", "appli") or a CJK 3-gram across two words ("号这天") is often no substring of any row,
+and the interim answer was empty where the built index had results.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from facts.models import Fact
 from nekomem.embeddings import VectorSpace
-from recall.engine import LEXICAL_VIEWS, Candidate, RecallIndex
+from nekomem.language import stemming
+from nekomem.language.normalize import CJK_CLASS, fold_diacritics, to_simplified, to_traditional
+from nekomem.language.tokens import ENGLISH_STOP_WORDS
+from recall.engine import Candidate, RecallIndex
 from recall.reflection_pool import reflection_candidates
 from recall.selectors import fact_candidates, raw_turn_candidates
 from recent.models import RawMessage
 
-TERMS = 6  # the query's longest words looked for
+TERMS = 8  # the query's words looked for first (each with its script and case variants)
 ROWS = 400  # newest matching rows read per pool
+# Fewer rows than this from the query's content words: its other words are looked for too (a substring
+# hit such as "pet" in "compete" is no word of the row, and the built index also matches function words).
+FEW_ROWS = ROWS // 4
+
+_CJK_RUN_RE = re.compile(rf"[{CJK_CLASS}]+")
+_WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
+_HIRAGANA_RE = re.compile(r"[\u3040-\u309f]")
+# Characters most Chinese sentences hold: a 2-gram made of them finds rows that share no topic.
+_COMMON_HAN = frozenset(
+    "的了是我你他她它们在有和就不也都这那么什哪吗呢吧啊过个一些给要会对很说去来到着把被让从为号月日年天"
+)
 
 
-def interim_terms(query: str, stop_names: Iterable[str]) -> list[str]:
-    """The query's words as the lexical views see them, longest first (the rarest, usually)."""
-    tokens = LEXICAL_VIEWS["words"](query, tuple(stop_names))
-    words = {t for t in tokens if t.strip()}
-    return sorted(words, key=lambda t: (-len(t), t))[:TERMS]
+@dataclass(frozen=True)
+class InterimTerms:
+    """Substrings to look for: ``first`` the query's content words as stored text writes them (the
+    rarest first), ``then`` its other words, read only when ``first`` finds few rows."""
+
+    first: list[str]
+    then: list[str]
+
+
+def _common_chars(gram: str) -> int:
+    return sum(ch in _COMMON_HAN or _HIRAGANA_RE.match(ch) is not None for ch in gram)
+
+
+def _cjk_words(text: str) -> list[str]:
+    """A CJK run's 2-grams (or the lone character), those of uncommon characters first: the lexical
+    views' 3-grams often span two words and occur nowhere in the stored text."""
+    grams: list[tuple[int, int, str]] = []
+    for run in _CJK_RUN_RE.findall(text):
+        if len(run) == 1:
+            grams.append((_common_chars(run), len(grams), run))
+        grams += [
+            (_common_chars(run[i : i + 2]), len(grams) + i, run[i : i + 2]) for i in range(len(run) - 1)
+        ]
+    return [gram for _, _, gram in sorted(grams)]
+
+
+def _stored_form(word: str, language: str) -> str | None:
+    """The part of a lower-case word a stored row holds whatever its ending (the longest prefix it
+    shares with its stem: "apply" → "appl"), or ``None`` for a function word."""
+    stems = () if word in ENGLISH_STOP_WORDS else stemming.terms(fold_diacritics(word), language)
+    if not stems:
+        return None
+    prefix = min((_shared_prefix(word, s) for s in stems), key=len)
+    return prefix if len(prefix) >= 3 else word
+
+
+def _shared_prefix(word: str, stem: str) -> str:
+    n = 0
+    while n < min(len(word), len(stem)) and word[n] == stem[n]:
+        n += 1
+    return word[:n]
+
+
+def interim_terms(query: str, stop_names: Iterable[str]) -> InterimTerms:
+    """The query's words as a row writes them: Latin and Cyrillic words lower-cased, cut to the part
+    their stem keeps; CJK 2-grams; names of the character left out."""
+    text = unicodedata.normalize("NFKC", query)
+    for name in sorted({n for n in stop_names if n}, key=len, reverse=True):
+        text = text.replace(name, " ")
+    text = text.lower()
+    words = [w for w in _WORD_RE.findall(text) if len(w) >= 2 or w.isdigit()]
+    language = stemming.latin_language([fold_diacritics(w) for w in words], raw_text=query)
+    content: list[str] = []
+    function: list[str] = []
+    for word in dict.fromkeys(words):
+        form = _stored_form(word, language)
+        if form is None:
+            function.append(word)
+        else:
+            content.append(form)
+    content.sort(key=lambda w: (-len(w), w))
+    grams = _cjk_words(text)
+    # Latin words and CJK 2-grams share the budget, taken in turn so a mixed query keeps both.
+    ranked = list(dict.fromkeys(_alternate(content, grams)))
+    return InterimTerms(first=ranked[:TERMS], then=(ranked[TERMS:] + function)[:TERMS])
+
+
+def _alternate(left: list[str], right: list[str]) -> list[str]:
+    out: list[str] = []
+    for i in range(max(len(left), len(right))):
+        out += left[i : i + 1] + right[i : i + 1]
+    return out
+
+
+def _variants(term: str, *, escaped: bool) -> set[str]:
+    """A term in both Chinese scripts and, outside ASCII (which SQLite's LIKE folds alone), capitalised;
+    escaped as JSON too for the raw log (stored as ASCII escapes or UTF-8, by the database)."""
+    forms = {term, to_simplified(term), to_traditional(term)}
+    if not term.isascii():
+        forms.add(term.capitalize())
+    if escaped:
+        forms |= {json.dumps(form)[1:-1] for form in forms}
+    return forms
+
+
+def _newest_keys(rows: QuerySet, field: str, terms: InterimTerms, *, escaped: bool) -> list[int]:
+    """The newest rows holding a ``first`` term, filled up to ``FEW_ROWS`` with rows holding a ``then``
+    one (a filler each row of which costs as much in the index as a match)."""
+    keys: list[int] = []
+    for group, limit in ((terms.first, ROWS), (terms.then, FEW_ROWS)):
+        if not group or len(keys) >= limit:
+            continue
+        forms = {form for term in group for form in _variants(term, escaped=escaped)}
+        matching = rows.filter(reduce(or_, (Q(**{f"{field}__icontains": form}) for form in forms)))
+        if keys:
+            matching = matching.exclude(pk__in=keys)
+        keys += matching.order_by("-pk").values_list("pk", flat=True)[: limit - len(keys)]
+    return keys
 
 
 def interim_index(
@@ -43,20 +157,13 @@ def interim_index(
     names = tuple(stop_names)
     terms = interim_terms(query, names)
     candidates: list[Candidate] = []
-    if terms:
-        facts = Fact.with_subjects.filter(character_id=character_id).filter(
-            reduce(or_, (Q(text__icontains=t) for t in terms))
-        )
-        fact_keys = list(facts.order_by("-pk").values_list("pk", flat=True)[:ROWS])
-        # A raw message is JSON: its text is stored escaped to ASCII or as UTF-8, by the database.
-        forms = {form for t in terms for form in (t, json.dumps(t)[1:-1])}
-        turns = RawMessage.objects.filter(character_id=character_id).filter(
-            reduce(or_, (Q(message__icontains=f) for f in forms))
-        )
-        turn_keys = list(turns.order_by("-pk").values_list("pk", flat=True)[:ROWS])
-        if fact_keys:
-            candidates += fact_candidates(character_id=character_id, space=space, keys=fact_keys)
-        if turn_keys:
-            candidates += raw_turn_candidates(character_id=character_id, space=space, keys=turn_keys)
+    facts = Fact.with_subjects.filter(character_id=character_id)
+    fact_keys = _newest_keys(facts, "text", terms, escaped=False)
+    turns = RawMessage.objects.filter(character_id=character_id)
+    turn_keys = _newest_keys(turns, "message", terms, escaped=True)
+    if fact_keys:
+        candidates += fact_candidates(character_id=character_id, space=space, keys=fact_keys)
+    if turn_keys:
+        candidates += raw_turn_candidates(character_id=character_id, space=space, keys=turn_keys)
     candidates += reflection_candidates(character_id=character_id, space=space)
     return RecallIndex(candidates, stop_names=names, dim=space.dim if space is not None else None)

@@ -27,6 +27,13 @@ def to_simplified(text: str) -> str:
     return str(_zhconv().convert(text, "zh-hans"))
 
 
+def to_traditional(text: str) -> str:
+    """Simplified Chinese written in Traditional characters (a search for stored text in either script)."""
+    if not HAN_RE.search(text):
+        return text
+    return str(_zhconv().convert(text, "zh-hant"))
+
+
 # Non-ASCII characters below the CJK blocks: the only ones folding can change (found by the regex engine,
 # so a Chinese text costs no Python loop over its characters).
 _FOLDABLE_RE = re.compile("[\u0080-\u2e7f]")
