@@ -61,7 +61,8 @@ def main() -> None:
         hits = interim.search(query)
         elapsed.append((time.perf_counter() - started) * 1000)
         if not hits and full.search(query):
-            empty.append((query, interim_terms(query, names)))
+            looked_for = interim_terms(query, names)
+            empty.append((query, looked_for.first + looked_for.then))
     elapsed.sort()
     print(
         f"{len(qs)} probes, {len(full)} rows; interim empty where the full index answers: {len(empty)};"
