@@ -34,7 +34,7 @@ from recall.reflection_pool import reflection_candidates
 from recall.selectors import fact_candidates, raw_turn_candidates
 from recent.models import RawMessage
 
-TERMS = 8  # the query's words looked for first (each with its script and case variants)
+TERMS = 6  # the query's words looked for first (each with its script and case variants)
 ROWS = 400  # newest matching rows read per pool
 # Fewer rows than this from the query's content words: its other words are looked for too (a substring
 # hit such as "pet" in "compete" is no word of the row, and the built index also matches function words).
@@ -123,15 +123,25 @@ def _alternate(left: list[str], right: list[str]) -> list[str]:
     return out
 
 
-def _variants(term: str, *, escaped: bool) -> set[str]:
-    """A term in both Chinese scripts and, outside ASCII (which SQLite's LIKE folds alone), capitalised;
-    escaped as JSON too for the raw log (stored as ASCII escapes or UTF-8, by the database)."""
+def _term_filter(field: str, term: str, *, escaped: bool) -> Q:
+    """Rows holding a term in both Chinese scripts and, outside ASCII (which SQLite's LIKE folds alone),
+    capitalised; escaped as JSON too for the raw log (stored as ASCII escapes or UTF-8, by the
+    database). A word is looked for where a word starts: "pet" in "pets", not in "compete"."""
     forms = {term, to_simplified(term), to_traditional(term)}
     if not term.isascii():
         forms.add(term.capitalize())
     if escaped:
         forms |= {json.dumps(form)[1:-1] for form in forms}
-    return forms
+    if _CJK_RUN_RE.search(term):
+        lookups = [(f"{field}__icontains", form) for form in forms]
+    elif escaped:  # a message's text starts after the quote of its JSON string
+        lookups = [(f"{field}__icontains", start + form) for form in forms for start in ('"', " ")]
+    else:
+        lookups = [(f"{field}__{how}", f"{start}{form}") for form in forms for how, start in _WORD_STARTS]
+    return reduce(or_, (Q(**{lookup: value}) for lookup, value in lookups))
+
+
+_WORD_STARTS = (("istartswith", ""), ("icontains", " "))
 
 
 def _newest_keys(rows: QuerySet, field: str, terms: InterimTerms, *, escaped: bool) -> list[int]:
@@ -141,8 +151,7 @@ def _newest_keys(rows: QuerySet, field: str, terms: InterimTerms, *, escaped: bo
     for group, limit in ((terms.first, ROWS), (terms.then, FEW_ROWS)):
         if not group or len(keys) >= limit:
             continue
-        forms = {form for term in group for form in _variants(term, escaped=escaped)}
-        matching = rows.filter(reduce(or_, (Q(**{f"{field}__icontains": form}) for form in forms)))
+        matching = rows.filter(reduce(or_, (_term_filter(field, term, escaped=escaped) for term in group)))
         if keys:
             matching = matching.exclude(pk__in=keys)
         keys += matching.order_by("-pk").values_list("pk", flat=True)[: limit - len(keys)]
