@@ -36,8 +36,8 @@ from recent.models import RawMessage
 
 TERMS = 6  # the query's words looked for first (each with its script and case variants)
 ROWS = 400  # newest matching rows read per pool
-# Fewer rows than this from the query's content words: its other words are looked for too (a substring
-# hit such as "pet" in "compete" is no word of the row, and the built index also matches function words).
+# Fewer rows than this from the query's content words: its other words are looked for too (a word start
+# such as "pet" in "petals" is no word of the row, and the built index also matches function words).
 FEW_ROWS = ROWS // 4
 
 _CJK_RUN_RE = re.compile(rf"[{CJK_CLASS}]+")
