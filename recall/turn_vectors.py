@@ -12,6 +12,7 @@ character it did not reach (the worker stopped) is embedded by the backfill's sc
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -31,6 +32,8 @@ from recall.times import find_time_expression
 logger = logging.getLogger(__name__)
 
 TURNS_AT_ONCE = 256  # of one character per batch; a longer history (an import) is the backfill's
+# How long a process that is exiting waits for the turns it was handed to be embedded.
+EXIT_WAIT_SECONDS = 30.0
 
 
 class _TurnEmbedder:
@@ -44,6 +47,12 @@ class _TurnEmbedder:
         with self._wake:
             self._waiting[character_id] = None
             if self._thread is None or not self._thread.is_alive():
+                if self._thread is None:
+                    # A process that exits while this thread is inside the model (loading it, or
+                    # embedding) is aborted by the runtime's C++ teardown ("terminate called without an
+                    # active exception"): a short-lived one, such as `manage.py shell` recording a turn,
+                    # waits for its turns first.
+                    atexit.register(self.idle, EXIT_WAIT_SECONDS)
                 self._thread = threading.Thread(target=self._run, name="recall-turn-vectors", daemon=True)
                 self._thread.start()
             self._wake.notify()
