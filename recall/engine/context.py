@@ -66,7 +66,7 @@ class RowContext:
     ) -> tuple[np.ndarray, list[int]]:
         """A path's scores in context and its top rows. ``scored``: the only rows with a score (its
         terms' postings, a large pool's rescored rows; None: any row), so neither step scans the pool."""
-        scores = self._in_context(scores, allowed, floor, config, raised=scored)
+        scores = self._in_context(scores, allowed, floor, config, raised=scored, scored=scored)
         among = None if scored is None else (np.concatenate(scored) if scored else np.zeros(0, np.int64))
         return scores, top_rows(scores, allowed, threshold, config.per_path, order=self.order, among=among)
 
@@ -78,19 +78,28 @@ class RowContext:
         config: RecallConfig,
         *,
         raised: list[np.ndarray] | None = None,
+        scored: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """``scores`` (a path's own array: changed in place) with each row raised by
         ``config.context_weight`` × its best neighbour's score above ``floor`` (``_neighbours``); the
         rows raised are added to ``raised``. Only rows with a neighbour and above the floor lend
         anything, so the work follows the rows that have a neighbour (the raw turns), not the pool (a
-        query at 100k), and no copy of the pool's scores is made."""
+        query at 100k), and no copy of the pool's scores is made. ``scored``: rows that include every
+        row above the floor (a path's postings, a large pool's rescored rows; None: not known)."""
         if config.context_weight <= 0 or scores.size < 2:
             return scores
         sides, linked = self._neighbours(config)
         if linked.size == 0:
             return scores  # no row has a neighbour (facts, reflections: no known speakers)
-        # Only rows with a neighbour can lend: the pass is over them, not the pool.
-        lenders = linked[scores[linked] > floor]
+        # Only rows with a neighbour and above the floor can lend: the pass is over the rows with a
+        # neighbour, or over the scored rows when fewer (a query's postings: ~3k beside a 20k-turn raw
+        # pool; a large pool's cosine: ~1k rescored). A row without a neighbour raises nothing (its
+        # sides are −1), and one listed twice raises the same rows by the same amount twice.
+        if scored is not None and sum(rows.size for rows in scored) < linked.size:
+            lenders = np.concatenate(scored) if scored else linked[:0]
+        else:
+            lenders = linked
+        lenders = lenders[scores[lenders] > floor]
         lenders = lenders[allowed[lenders]]
         if lenders.size == 0:
             return scores

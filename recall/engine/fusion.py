@@ -82,7 +82,36 @@ def with_slots(
     return sorted(out, key=lambda item: -item[1])
 
 
-AMONG_SHARE = 16  # ``among`` is sorted only while it is under 1/16 of the pool
+AMONG_SHARE = 16  # ``among`` is read alone only while it is under 1/16 of the pool
+# ``largest_rows`` estimates its cut from every SAMPLE_STRIDE-th value, aiming at CUT_MARGIN × k rows
+# above it: enough that an unlucky sample rarely leaves fewer than k (then the full partition runs).
+SAMPLE_STRIDE = 8
+CUT_MARGIN = 2
+
+
+def largest_rows(values: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the ``k`` largest ``values`` (any order): the set ``np.argpartition`` gives.
+
+    A 120k-row pool's coarse cosine partitioned whole took ~1.5 ms a query; a cut estimated on a strided
+    sample keeps ~2k rows, partitioned instead (~0.2 ms). Exactly k values at or above the k-th largest
+    means no tie at the cut, so that set is the one argpartition returns; a tie (or a sample that cut
+    too high) takes argpartition itself, whose choice among equal values is its own."""
+    n = values.size
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k >= n:
+        return np.arange(n)
+    sample = values[::SAMPLE_STRIDE]
+    aim = CUT_MARGIN * k // SAMPLE_STRIDE
+    if aim < sample.size:
+        cut = np.partition(sample, sample.size - aim)[sample.size - aim]
+        near = np.flatnonzero(values >= cut)
+        if near.size >= k:
+            kth = np.partition(values[near], near.size - k)[near.size - k]
+            chosen = near[values[near] >= kth]
+            if chosen.size == k:
+                return chosen
+    return np.argpartition(values, n - k)[n - k :]
 
 
 def top_rows(
@@ -101,7 +130,11 @@ def top_rows(
         # Common terms' postings span much of the pool: one scan costs less than sorting them.
         keep = np.flatnonzero(allowed & (scores >= threshold) & (scores > 0))
     else:
-        among = np.unique(among)  # in row order, as the scan would list them
+        # In row order, as the scan would list them, each once: marked in a flag per row rather than
+        # sorted (``np.unique`` of a query's ~5k postings and raised rows: ~0.3 ms of three paths').
+        marked = np.zeros(scores.size, dtype=bool)
+        marked[among] = True
+        among = np.flatnonzero(marked)
         at = scores[among]
         keep = among[allowed[among] & (at >= threshold) & (at > 0)]
     if keep.size == 0 or limit <= 0:

@@ -16,7 +16,7 @@ from recall.engine.bm25 import LEXICAL_VIEWS, Bm25View
 from recall.engine.columns import RowStore
 from recall.engine.configs import DEFAULT, RESULT_CAP, RecallConfig
 from recall.engine.context import RowContext
-from recall.engine.fusion import rrf_fuse, score_fuse, with_slots
+from recall.engine.fusion import largest_rows, rrf_fuse, score_fuse, with_slots
 from recall.engine.records import TIERS_BM25, TIERS_COSINE, Candidate, Hit, PathHit
 from recall.engine.vectors import (
     VectorBuilder,
@@ -288,7 +288,7 @@ class RecallIndex(RowContext):
         if not pool.all():
             approx[~pool] = -np.inf
         take = min(RESCORE_ROWS, approx.size)
-        rows = np.argpartition(approx, approx.size - take)[approx.size - take :]
+        rows = largest_rows(approx, take)
         if also:
             rows = np.concatenate((rows, np.asarray(also, dtype=rows.dtype)))
         scores = np.full(approx.shape, -1.0, dtype=np.float32)
