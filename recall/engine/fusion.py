@@ -95,7 +95,8 @@ def largest_rows(values: np.ndarray, k: int) -> np.ndarray:
     A 120k-row pool's coarse cosine partitioned whole took ~1.5 ms a query; a cut estimated on a strided
     sample keeps ~2k rows, partitioned instead (~0.2 ms). Exactly k values at or above the k-th largest
     means no tie at the cut, so that set is the one argpartition returns; a tie (or a sample that cut
-    too high) takes argpartition itself, whose choice among equal values is its own."""
+    too high) takes argpartition itself, whose choice among equal values is its own. ``values`` hold no
+    NaN (argpartition ranks one above every number; the coarse scores of finite vectors have none)."""
     n = values.size
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
