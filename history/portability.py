@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import Field
+from django.db.models import Field, Model
 
 from nekomem.characters.models import Character
 from nekomem.journal.causes import current_cause
@@ -24,6 +24,7 @@ from nekomem.journal.file_ids import copy_id, parse_timestamp, parse_uuid
 from nekomem.journal.models import Event
 from nekomem.journal.portability import EventLine, events_owned, events_stamp
 from nekomem.journal.registry import history_layer
+from nekomem.journal.versions import version_events
 from nekomem.portability import (
     FileHandler,
     ImportResult,
@@ -33,6 +34,7 @@ from nekomem.portability import (
     register_file_handler,
     write_ndjson,
 )
+from nekomem.statements import database
 from nekomem.timestamps import iso_local
 
 # An event's fields that the original's ``events.ndjson`` line carries (or that are the row's own).
@@ -136,33 +138,26 @@ def _versions_add(character: Character, lines: list[HistoryLine]) -> int:
     the ones added here, so a row's versions stay in time order and its newest is still the state the
     import left (what an undo of the import goes back from)."""
     ids, mine = events_owned(character, [line.event_id for line in lines])
-    # A version names its row's primary key in the database it came from: here the row has the key it
-    # was imported under (a row since deleted has none, and a restore of it is refused).
-    keys: dict[str, dict[str, int]] = {}
-    for name in sorted({str(line.fields.get("layer") or "") for line in lines}):
-        layer = history_layer(name)
-        keys[name] = {row: pk for row, (pk, _) in layer.current(character.pk).items()} if layer else {}
-
-    def own_pk(line: HistoryLine) -> int | None:
-        return keys.get(str(line.fields.get("layer") or ""), {}).get(str(line.fields.get("row") or ""))
-
+    adding = [
+        (event_id, line)
+        for event_id, line in zip(ids, lines, strict=True)
+        if line.version is not None and event_id not in mine
+    ]
+    if not adding:
+        return 0
+    keys = _row_keys(character, [line for _, line in adding])
     new = [
         Event(
             character=character,
             event_id=event_id,
             type=VERSION_EVENT,
             ts=line.version.ts,
-            payload={
-                **line.version.payload,
-                "pk": own_pk(line),
-            },
+            payload={**line.version.payload, "pk": keys.get(_row_of(line))},
             **line.fields,
         )
-        for event_id, line in zip(ids, lines, strict=True)
-        if line.version is not None and event_id not in mine
+        for event_id, line in adding
+        if line.version is not None
     ]
-    if not new:
-        return 0
     _, source = current_cause()
     ours = list(
         Event.objects.filter(character=character, type=VERSION_EVENT, source=source).order_by("seq")
@@ -176,6 +171,80 @@ def _versions_add(character: Character, lines: list[HistoryLine]) -> int:
         event.seq = None  # type: ignore[assignment]  # a new sequence number, after the added versions
     Event.objects.bulk_create(ours, batch_size=1000)
     return len(new)
+
+
+def _row_of(line: HistoryLine) -> tuple[str, str]:
+    return str(line.fields.get("layer") or ""), str(line.fields.get("row") or "")
+
+
+def _row_keys(character: Character, lines: list[HistoryLine]) -> dict[tuple[str, str], int]:
+    """The primary key each row the versions of ``lines`` belong to has here, by (layer, row id).
+
+    A version names its row's key in the database it came from. A row the import wrote has the key it
+    was imported under; a row deleted before the export has no row here, so all its versions share one
+    key no other row holds or will be given: the one versions added by an earlier import named, else one
+    reserved from the table's sequence. A restore of such a version re-creates the row under that key,
+    and the row's later versions name it too. A layer with no row model keeps such versions keyless
+    (a restore of them is refused)."""
+    wanted: dict[str, set[str]] = {}
+    for line in lines:
+        layer_name, row = _row_of(line)
+        wanted.setdefault(layer_name, set()).add(row)
+    keys: dict[tuple[str, str], int] = {}
+    for name, rows in sorted(wanted.items()):
+        layer = history_layer(name)
+        if layer is None:
+            continue
+        current = layer.current(character.pk)
+        keys.update({(name, row): current[row][0] for row in rows if row in current})
+        gone = sorted(row for row in rows if row not in current)
+        if not gone or layer.row_type is None or not issubclass(layer.row_type, Model):
+            continue
+        known: dict[str, int] = {}
+        for chunk in chunked(gone):
+            for row, payload in (
+                version_events(character_id=character.pk)
+                .filter(layer=name, row__in=chunk)
+                .values_list("row", "payload")
+            ):
+                if isinstance(pk := payload.get("pk"), int):
+                    known[row] = pk
+        unknown = [row for row in gone if row not in known]
+        known.update(zip(unknown, _pks_reserve(layer.row_type, len(unknown)), strict=False))
+        keys.update({(name, row): pk for row, pk in known.items()})
+    return keys
+
+
+def _pks_reserve(model: type[Model], count: int) -> list[int]:
+    """``count`` primary keys of ``model``'s table that no row holds and that its sequence will never hand
+    out (taken from it), for rows to be created later under them; none on a backend not known here."""
+    if count <= 0:
+        return []
+    connection = database()
+    quote = connection.ops.quote_name
+    table, column = model._meta.db_table, str(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [quote(table), column, count],
+            )
+            return [int(pk) for (pk,) in cursor.fetchall()]
+        if connection.vendor == "sqlite":
+            # Django's auto ids are AUTOINCREMENT: a new id is above sqlite_sequence's and every row's.
+            cursor.execute(f"SELECT MAX({quote(column)}) FROM {quote(table)}")
+            highest = cursor.fetchone()[0] or 0
+            cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [table])
+            counted = cursor.fetchone()
+            start = max(highest, counted[0] if counted else 0)
+            statement = (
+                "UPDATE sqlite_sequence SET seq = %s WHERE name = %s"
+                if counted
+                else "INSERT INTO sqlite_sequence (seq, name) VALUES (%s, %s)"
+            )
+            cursor.execute(statement, [start + count, table])
+            return list(range(start + 1, start + count + 1))
+    return []
 
 
 def export_history(character: Character, path: Path) -> int | None:

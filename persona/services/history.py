@@ -183,4 +183,5 @@ CORRECTIONS_HISTORY = HistoryLayer(
     text_key="new_text",
     forget_keys=("old_text", "new_text"),
     subject_of=lambda fields: str(fields.get("subject_key") or ""),
+    row_type=PersonaCorrection,
 )
