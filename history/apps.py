@@ -6,10 +6,12 @@ class HistoryConfig(AppConfig):
     verbose_name = "History and undo"
 
     def ready(self) -> None:
+        from history import portability
         from history.selectors import layer_as_of
         from nekomem.browser.registry import LayerPage, register_layer_page
         from nekomem.journal.as_of import register_as_of_reader
 
+        portability.register()  # history.ndjson, through the kernel's portability registry
         register_as_of_reader(
             lambda character_id, layer, at: layer_as_of(character_id=character_id, layer=layer, at=at)
         )

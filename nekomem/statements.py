@@ -138,7 +138,6 @@ def instances_insert(model: type[Model], instances: Sequence[Model], *, batch: i
         return
     connection = database()
     preparers = _preparers(model, connection.vendor)
-    _, columns = _insert_columns(model, connection.vendor)
     stamped = [f for f, _ in preparers if isinstance(f, DateField) and (f.auto_now or f.auto_now_add)]
     rows = []
     for instance in instances:
@@ -152,7 +151,30 @@ def instances_insert(model: type[Model], instances: Sequence[Model], *, batch: i
                 for f, prepare in preparers
             ]
         )
-    sql = f"INSERT INTO {table(model)} ({columns}) VALUES ({', '.join(['%s'] * len(preparers))})"
+    prepared_rows_insert(model, rows, batch=batch)
+
+
+def insert_preparers(model: type[Model]) -> tuple[tuple[Field, bool], ...]:
+    """The fields an insert writes (an auto primary key left out), in column order, each with whether
+    its Python value needs ``get_db_prep_save`` before a driver takes it: what ``prepared_rows_insert``
+    expects its rows to follow."""
+    return _preparers(model, database().vendor)
+
+
+@functools.cache
+def _values_insert_sql(model: type[Model], vendor: str) -> str:
+    fields, columns = _insert_columns(model, vendor)
+    return f"INSERT INTO {table(model)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
+
+
+def prepared_rows_insert(model: type[Model], rows: Sequence[Sequence[Any]], *, batch: int = 5000) -> None:
+    """Insert rows whose values are already prepared for the database, one per ``insert_preparers``
+    field in its order: one ``executemany`` per batch of a statement built once per model and backend.
+    For a writer that builds its rows from plain values (no model instance, no per-row stamping)."""
+    if not rows:
+        return
+    connection = database()
+    sql = _values_insert_sql(model, connection.vendor)
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch):
             cursor.executemany(sql, rows[start : start + batch])

@@ -12,7 +12,11 @@ def iso_local(value: datetime | None) -> str | None:
     """Naive local ISO-8601, the original's timestamp format."""
     if value is None:
         return None
-    return timezone.localtime(value).replace(tzinfo=None).isoformat()
+    if timezone.is_naive(value):
+        raise ValueError("iso_local() cannot be applied to a naive datetime")
+    # The server's zone (settings.TIME_ZONE), as the original writes its files: not a zone a request
+    # activated, and without ``localtime``'s lookup of one (a version's snapshot calls this per field).
+    return value.astimezone(timezone.get_default_timezone()).replace(tzinfo=None).isoformat()
 
 
 def parse_iso(value: Any) -> datetime | None:

@@ -24,7 +24,9 @@ _DATABASE_KEYS = ("archived", "archived_at")
 
 
 def fact_version_fields(fact: Fact) -> dict[str, Any]:
-    fields = {k: v for k, v in fact_to_file_dict(fact).items() if k not in EMBEDDING_KEYS}
+    fields = fact_to_file_dict(fact)
+    for key in EMBEDDING_KEYS:  # the vector is not history (cheaper than copying the rest)
+        fields.pop(key, None)
     fields["archived"] = fact.archived
     fields["archived_at"] = iso_local(fact.archived_at)
     return fields

@@ -1,6 +1,5 @@
 """``events.ndjson``, ``events_applied.json`` and ``outbox.ndjson`` for import and export (reference
-§2.13–2.14), and ``history.ndjson``, ours alone: what the history knows of each event beyond the
-original's line (issue 49).
+§2.13–2.14). ``history.ndjson``, ours alone, is the history app's (``history.portability``).
 
 Events and ops keep their ids, so a re-import recognises them and changes nothing. Both ids are unique
 across characters here (one table each), so a directory imported a second time under another name
@@ -17,16 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import ValidationError
-from django.db.models import Count, Field, Max
+from django.db.models import Count, Max
 
 from nekomem.characters.models import Character
-from nekomem.journal.causes import current_cause
 from nekomem.journal.events import EVENT_TYPES, VERSION_EVENT
 from nekomem.journal.file_ids import copy_id, own_id, owned_ids, parse_timestamp, parse_uuid
 from nekomem.journal.models import AppliedSentinel, Event
 from nekomem.journal.outbox_file import export_outbox, read_outbox, write_outbox
-from nekomem.journal.registry import history_layer
 from nekomem.portability import (
     FileHandler,
     ImportResult,
@@ -74,14 +70,21 @@ def read_events(path: Path) -> list[EventLine]:
     return events
 
 
-def write_events(character: Character, events: list[EventLine]) -> ImportResult:
-    owners = owned_ids(Event, "event_id", (e.event_id for e in events))
-    ids = [own_id(e.event_id, owners, character_id=character.pk) for e in events]
-    mine: set[uuid.UUID] = set()
+def events_owned(character: Character, event_ids: list[uuid.UUID]) -> tuple[list[uuid.UUID], set[uuid.UUID]]:
+    """The ids a file's events get under this character (``file_ids``), in order, and those of them the
+    character's log already holds (a re-import)."""
+    owners = owned_ids(Event, "event_id", event_ids)
+    ids = [own_id(event_id, owners, character_id=character.pk) for event_id in event_ids]
+    held: set[uuid.UUID] = set()
     for chunk in chunked(ids):
-        mine.update(
+        held.update(
             Event.objects.filter(character=character, event_id__in=chunk).values_list("event_id", flat=True)
         )
+    return ids, held
+
+
+def write_events(character: Character, events: list[EventLine]) -> ImportResult:
+    ids, mine = events_owned(character, [e.event_id for e in events])
     # File order is log order: new events get increasing sequence numbers in it.
     new = [
         Event(character=character, event_id=event_id, type=e.type, ts=e.ts, payload=e.payload)
@@ -189,182 +192,7 @@ def export_sentinel(character: Character, path: Path) -> int | None:
     return 1
 
 
-# --- history.ndjson (issue 49) --------------------------------------------------------------------------
-
-# An event's fields that the original's ``events.ndjson`` line carries (or that are the row's own).
-_ORIGINAL_EVENT_FIELDS = frozenset({"seq", "event_id", "character", "type", "ts", "payload"})
-
-
-def _history_fields() -> list[Field[Any, Any]]:
-    """What the history knows of an event beyond the original's line: whether compaction wrote it as a
-    seed, and every field the history adds (a version's cause and source), whatever they are."""
-    return [
-        field
-        for field in Event._meta.concrete_fields
-        if field.name not in _ORIGINAL_EVENT_FIELDS and not field.is_relation
-    ]
-
-
-def _history_value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return iso_local(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
-
-
-@dataclass(frozen=True)
-class HistoryLine:
-    event_id: uuid.UUID
-    fields: dict[str, Any]
-    # A version (``memory.version``), which ``events.ndjson`` does not carry: the whole event is here.
-    version: EventLine | None = None
-
-
-def _version_line(record: dict[str, Any], event_id: uuid.UUID) -> EventLine | None:
-    if record.get("type") != VERSION_EVENT:
-        return None
-    payload = record.get("payload")
-    if not isinstance(payload, dict):
-        raise ValueError("a version's 'payload' must be an object")
-    return EventLine(event_id, VERSION_EVENT, parse_timestamp(record.get("ts"), "ts"), payload)
-
-
-def read_history(path: Path) -> list[HistoryLine]:
-    """Lines of ``{"event_id", <field>: value…}``, and a version's whole event (``type``, ``ts``,
-    ``payload``); a field this server does not know is ignored (a newer server's history read by an
-    older one), a known one must be valid."""
-    known = {field.name: field for field in _history_fields()}
-    lines: list[HistoryLine] = []
-    for number, record in read_ndjson(path):
-        try:
-            if not isinstance(record, dict):
-                raise ValueError(f"expected an object, got {type(record).__name__}")
-            event_id = parse_uuid(record.get("event_id"), "event_id")
-            version = _version_line(record, event_id)
-            fields = {}
-            for name, value in record.items():
-                field = known.get(name)
-                if field is None:
-                    continue
-                try:
-                    fields[name] = field.to_python(value)
-                except ValidationError as exc:
-                    raise ValueError(f"{name!r}: {'; '.join(exc.messages)}") from exc
-            lines.append(HistoryLine(event_id, fields, version))
-        except ValueError as exc:
-            raise MalformedFile(path, str(exc), entry=f"line {number}") from exc
-    return lines
-
-
-def write_history(character: Character, lines: list[HistoryLine]) -> ImportResult:
-    """Give the character's events (imported from ``events.ndjson`` just before) what the history knew of
-    them; a line whose event is not in the log (compacted away since) is left out. Versions the
-    character does not hold yet are added, in the file's order."""
-    created = _versions_add(character, [line for line in lines if line.version is not None])
-    by_id = {line.event_id: line for line in lines}
-    candidates = {
-        candidate: line.event_id
-        for line in lines
-        for candidate in (line.event_id, copy_id(line.event_id, character_id=character.pk))
-    }
-    changed: list[Event] = []
-    unchanged = 0
-    names = sorted({name for line in lines for name in line.fields})
-    for chunk in chunked(list(candidates)):
-        for event in Event.objects.filter(character=character, event_id__in=chunk):
-            fields = by_id[candidates[event.event_id]].fields
-            if all(getattr(event, name) == value for name, value in fields.items()):
-                unchanged += 1
-                continue
-            for name, value in fields.items():
-                setattr(event, name, value)
-            changed.append(event)
-    if changed and names:
-        Event.objects.bulk_update(changed, names, batch_size=1000)
-    return ImportResult(created=created, updated=len(changed), unchanged=unchanged - created)
-
-
-def _versions_add(character: Character, lines: list[HistoryLine]) -> int:
-    """Add the versions of ``lines`` the character lacks; returns how many.
-
-    The import has just versioned every row it wrote (cause ``import``); those versions are moved after
-    the ones added here, so a row's versions stay in time order and its newest is still the state the
-    import left (what an undo of the import goes back from)."""
-    owners = owned_ids(Event, "event_id", (line.event_id for line in lines))
-    ids = [own_id(line.event_id, owners, character_id=character.pk) for line in lines]
-    mine: set[uuid.UUID] = set()
-    for chunk in chunked(ids):
-        mine.update(
-            Event.objects.filter(character=character, event_id__in=chunk).values_list("event_id", flat=True)
-        )
-    # A version names its row's primary key in the database it came from: here the row has the key it
-    # was imported under (a row since deleted has none, and a restore of it is refused).
-    keys: dict[str, dict[str, int]] = {}
-    for name in sorted({str(line.fields.get("layer") or "") for line in lines}):
-        layer = history_layer(name)
-        keys[name] = {row: pk for row, (pk, _) in layer.current(character.pk).items()} if layer else {}
-
-    def own_pk(line: HistoryLine) -> int | None:
-        return keys.get(str(line.fields.get("layer") or ""), {}).get(str(line.fields.get("row") or ""))
-
-    new = [
-        Event(
-            character=character,
-            event_id=event_id,
-            type=VERSION_EVENT,
-            ts=line.version.ts,
-            payload={
-                **line.version.payload,
-                "pk": own_pk(line),
-            },
-            **line.fields,
-        )
-        for event_id, line in zip(ids, lines, strict=True)
-        if line.version is not None and event_id not in mine
-    ]
-    if not new:
-        return 0
-    _, source = current_cause()
-    ours = list(
-        Event.objects.filter(character=character, type=VERSION_EVENT, source=source).order_by("seq")
-        if source
-        else []
-    )
-    if ours:
-        Event.objects.filter(seq__in=[event.seq for event in ours]).delete()
-    Event.objects.bulk_create(new, batch_size=1000)
-    for event in ours:
-        event.seq = None  # type: ignore[assignment]  # a new sequence number, after the added versions
-    Event.objects.bulk_create(ours, batch_size=1000)
-    return len(new)
-
-
-def export_history(character: Character, path: Path) -> int | None:
-    events = Event.objects.filter(character=character).order_by("seq")
-    if not events.exists() and not path.exists():
-        return None
-    fields = _history_fields()
-    count = 0
-
-    def lines() -> Iterator[dict[str, Any]]:
-        nonlocal count
-        for event in events.iterator(chunk_size=2000):
-            count += 1
-            line = {
-                "event_id": str(event.event_id),
-                **{field.name: _history_value(field.value_from_object(event)) for field in fields},
-            }
-            if event.type == VERSION_EVENT:  # not in events.ndjson: the whole version is here
-                # With its offset and microseconds: an as-of read compares these times exactly.
-                line.update(type=VERSION_EVENT, ts=event.ts.isoformat(), payload=event.payload)
-            yield line
-
-    write_ndjson(path, lines())
-    return count
-
-
-def _events_stamp(character: Character) -> tuple[object, ...]:
+def events_stamp(character: Character) -> tuple[object, ...]:
     """The log only grows, or is compacted (fewer rows): either moves the count or the last seq. A
     forgetting blanks texts in place, and moves the character's ``forgotten_version``."""
     found = Event.objects.filter(character=character).aggregate(count=Count("seq"), last=Max("seq"))
@@ -374,14 +202,9 @@ def _events_stamp(character: Character) -> tuple[object, ...]:
 
 def register() -> None:
     register_file_handler(
-        FileHandler("events.ndjson", 60, read_events, write_events, export_events, stamp=_events_stamp)
+        FileHandler("events.ndjson", 60, read_events, write_events, export_events, stamp=events_stamp)
     )
     register_file_handler(
         FileHandler("events_applied.json", 61, read_sentinel, write_sentinel, export_sentinel)
     )
     register_file_handler(FileHandler("outbox.ndjson", 62, read_outbox, write_outbox, export_outbox))
-    # Ours alone (the original reads no such file): what the history knows of each event of
-    # ``events.ndjson``, imported after it.
-    register_file_handler(
-        FileHandler("history.ndjson", 63, read_history, write_history, export_history, stamp=_events_stamp)
-    )

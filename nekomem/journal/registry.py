@@ -137,6 +137,7 @@ class HistoryLayer:
     # A row instance the writing service holds as it saved it -> (public id, fields), exactly what
     # ``snapshots`` would read back; with ``row_type``, the version skips that read for such rows.
     held_snapshot: Callable[[Any], tuple[str, dict[str, Any]]] | None = None
+    # The model of the rows: an import reserves keys in its table for the versions of deleted rows.
     row_type: type | None = None
 
 

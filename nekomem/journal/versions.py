@@ -9,10 +9,12 @@ row's history, the timeline, undo, restore, rollback) is the ``history`` app's.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Model, Q, QuerySet
+from django.db.models import Field, Model, Q, QuerySet
 from django.utils import timezone
 
 from nekomem.journal.causes import current_cause, current_detail
@@ -20,7 +22,7 @@ from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import Event
 from nekomem.journal.redaction import events_redact
 from nekomem.journal.registry import HistoryLayer, history_layer, history_layer_for_pool
-from nekomem.statements import instances_insert
+from nekomem.statements import database, insert_preparers, prepared_rows_insert
 
 
 def version_events(*, character_id: int) -> QuerySet[Event]:
@@ -48,28 +50,106 @@ def versions_record(character_id: int, pool: str, pks: list[int], held: Sequence
         ):
             last_ids[payload["pk"]] = row
     cause, source = current_cause()
-    detail = current_detail()
-    extra = {"detail": detail} if detail else {}
-    now = timezone.now()
-    events = [
-        Event(
-            character_id=character_id,
-            type=VERSION_EVENT,
-            ts=now,
-            payload={"pk": pk, "fields": found[pk][1] if pk in found else None, **extra},
-            cause=cause,
-            source=source,
-            layer=layer.name,
-            row=found[pk][0] if pk in found else last_ids.get(pk, ""),
-        )
+    versions = [
+        (pk, *found[pk]) if pk in found else (pk, last_ids[pk], None)
         for pk in pks
         if pk in found or pk in last_ids
     ]
-    instances_insert(Event, events)  # one executemany, no query compilation on the write's path
+    _versions_insert(character_id, layer.name, versions, cause=cause, source=source)
     if gone and cause == "forget":
         for pk in gone:
             if pk in last_ids:
                 versions_forget(character_id=character_id, layer=layer.name, row_id=last_ids[pk])
+
+
+# A version's own values; every other column is the same for all the versions of one change, and
+# every column but these and the change's own (``_versions_insert``'s ``shared``) the same for all.
+_PER_VERSION = ("event_id", "payload", "row")
+_PER_CHANGE = ("character_id", "type", "ts", "cause", "source", "layer")
+
+
+@dataclass(frozen=True)
+class _VersionColumns:
+    """The insert's values laid out once per backend: the constant ones prepared, the others' places."""
+
+    constant: tuple[Any, ...]  # None where a change or a version fills it in
+    per_change: tuple[tuple[int, Field, bool], ...]  # (position, field, needs preparing)
+    event_id: tuple[int, Field]
+    payload: tuple[int, Field]
+    row: int
+    native_uuid: bool  # the driver takes a UUID as it is (else its hex, as UUIDField prepares it)
+
+
+@functools.cache
+def _version_columns(vendor: str) -> _VersionColumns:
+    connection = database()
+    constant: list[Any] = []
+    per_change: list[tuple[int, Field, bool]] = []
+    at: dict[str, tuple[int, Field]] = {}
+    for position, (field, prepare) in enumerate(insert_preparers(Event)):
+        at[field.attname] = (position, field)
+        if field.attname in _PER_VERSION or field.attname in _PER_CHANGE or callable(field.default):
+            constant.append(None)
+            if field.attname not in _PER_VERSION:
+                per_change.append((position, field, prepare))
+            continue
+        value = field.get_default()
+        constant.append(field.get_db_prep_save(value, connection) if prepare else value)
+    return _VersionColumns(
+        constant=tuple(constant),
+        per_change=tuple(per_change),
+        event_id=at["event_id"],
+        payload=at["payload"],
+        row=at["row"][0],
+        native_uuid=bool(connection.features.has_native_uuid_field),
+    )
+
+
+def _versions_insert(
+    character_id: int,
+    layer: str,
+    versions: Sequence[tuple[int, str, dict[str, Any] | None]],
+    *,
+    cause: str,
+    source: str,
+) -> None:
+    """One ``executemany`` of ``(pk, row id, fields)`` versions, without model instances: the values they
+    all share are prepared once per change (most once per process), a version's own (a fresh event id,
+    its payload) as it is built. This is on the path of every memory write; the payload is the JSON it
+    always was."""
+    if not versions:
+        return
+    connection = database()
+    columns = _version_columns(connection.vendor)
+    shared = {
+        "character_id": character_id,
+        "type": VERSION_EVENT,
+        "ts": timezone.now(),
+        "cause": cause,
+        "source": source,
+        "layer": layer,
+    }
+    template = list(columns.constant)
+    for position, field, prepare in columns.per_change:
+        value = shared[field.attname] if field.attname in shared else field.get_default()
+        template[position] = field.get_db_prep_save(value, connection) if prepare else value
+    (at_id, id_field), (at_payload, payload_field) = columns.event_id, columns.payload
+    detail = current_detail()
+    extra = {"detail": detail} if detail else {}
+    rows = []
+    for pk, row_id, fields in versions:
+        values = template.copy()
+        event_id = id_field.get_default()
+        values[at_id] = event_id if columns.native_uuid else event_id.hex
+        values[at_payload] = payload_field.get_db_prep_save({"pk": pk, "fields": fields, **extra}, connection)
+        values[columns.row] = row_id
+        rows.append(values)
+    prepared_rows_insert(Event, rows)
+
+
+@functools.cache
+def _loaded_fields(row_type: type[Model]) -> frozenset[str]:
+    return frozenset(field.attname for field in row_type._meta.concrete_fields)
 
 
 def _held_snapshots(
@@ -87,7 +167,7 @@ def _held_snapshots(
             and isinstance(row, Model)
             and row.pk in wanted
             and getattr(row, "character_id", None) == character_id
-            and not row.get_deferred_fields()
+            and _loaded_fields(type(row)) <= row.__dict__.keys()  # no deferred field
         ):
             found[row.pk] = layer.held_snapshot(row)
     return found

@@ -24,7 +24,9 @@ _PLACE_KEYS = ("section", "position", "archived")
 
 
 def entry_version_fields(entry: PersonaEntry) -> dict[str, Any]:
-    fields = {k: v for k, v in entry_to_file_dict(entry).items() if k not in EMBEDDING_KEYS}
+    fields = entry_to_file_dict(entry)
+    for key in EMBEDDING_KEYS:  # the vector is not history (cheaper than copying the rest)
+        fields.pop(key, None)
     fields["section"] = entry.section
     fields["position"] = entry.position
     fields["archived"] = bool(entry.archive_shard_path)
@@ -183,4 +185,5 @@ CORRECTIONS_HISTORY = HistoryLayer(
     text_key="new_text",
     forget_keys=("old_text", "new_text"),
     subject_of=lambda fields: str(fields.get("subject_key") or ""),
+    row_type=PersonaCorrection,
 )

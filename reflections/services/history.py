@@ -19,7 +19,9 @@ _DERIVED_KEYS = ("archived",)
 
 
 def reflection_version_fields(reflection: Reflection) -> dict[str, Any]:
-    fields = {k: v for k, v in reflection_to_file_dict(reflection).items() if k not in EMBEDDING_KEYS}
+    fields = reflection_to_file_dict(reflection)
+    for key in EMBEDDING_KEYS:  # the vector is not history (cheaper than copying the rest)
+        fields.pop(key, None)
     fields["archived"] = (
         bool(reflection.archive_shard_path) or reflection.status == Reflection.Status.ARCHIVED
     )

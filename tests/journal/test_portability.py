@@ -1,5 +1,6 @@
-"""events.ndjson, events_applied.json, outbox.ndjson and history.ndjson (nekomem/journal/portability.py):
-a re-import never moves the sentinel back nor an op's state backwards; the history comes back."""
+"""events.ndjson, events_applied.json and outbox.ndjson (nekomem/journal/portability.py): a re-import
+never moves the sentinel back nor an op's state backwards; with history.ndjson (history/portability.py)
+beside them, what the history knew of the events comes back."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ from nekomem.characters.models import Character
 from nekomem.characters.services import character_delete, character_get_or_create
 from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import AppliedSentinel, Event, OutboxOp, WorkStatus
-from nekomem.journal.portability import read_history
 from nekomem.journal.services import event_append
-from nekomem.portability import MalformedFile, memory_export
+from nekomem.portability import memory_export
 from tests.portability.layout import NAME, copy_fixture, load, ndjson
 
 pytestmark = pytest.mark.django_db
@@ -105,14 +105,3 @@ def test_history_travels_in_a_file_of_its_own_and_comes_back(tmp_path: Path):
     # Again: nothing changes.
     call_command("import_memory", str(tmp_path / "out"), verbosity=0)
     assert dict(Event.objects.filter(character__name=name).values_list("event_id", "seed")) == back
-
-
-def test_a_history_line_a_newer_server_wrote_is_read_for_what_this_one_knows(tmp_path: Path):
-    path = tmp_path / "history.ndjson"
-    event_id = str(uuid.uuid4())
-    write_ndjson(path, [{"event_id": event_id, "seed": True, "a_field_from_later": 1}])
-    [line] = read_history(path)
-    assert (str(line.event_id), line.fields) == (event_id, {"seed": True})
-    write_ndjson(path, [{"event_id": event_id, "seed": "sometimes"}])
-    with pytest.raises(MalformedFile, match="line 1"):
-        read_history(path)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import cast
 
 import pytest
@@ -13,7 +14,9 @@ from django.utils import timezone
 from facts.models import RECALL_POOL as FACT_POOL
 from facts.models import Fact
 from facts.services import fact_update
+from facts.services.history import fact_version_fields
 from nekomem.characters.models import Character
+from nekomem.journal.causes import change_cause, change_detail
 from nekomem.journal.events import VERSION_EVENT
 from nekomem.journal.models import Event
 from nekomem.journal.versions import versions_record
@@ -107,3 +110,23 @@ def test_an_event_insert_maintains_only_the_indexes_a_read_needs():
         ("character_id", "seq"),
         ("character_id", "source"),
     ]
+
+
+def test_a_version_row_holds_what_the_orm_would_have_written(character):
+    facts_added(character.pk, "阿凛喜欢猫")
+    fact = fact_by_text(character.pk, "阿凛喜欢猫")
+    before = timezone.now()
+    with transaction.atomic(), change_cause("refine") as source, change_detail("merge"):
+        versions_record(character.pk, FACT_POOL, [fact.pk], [fact])
+    event = Event.objects.filter(character=character, type=VERSION_EVENT).latest("seq")
+    assert (event.cause, event.source, event.layer, event.row, event.seed) == (
+        "refine",
+        source,
+        "facts",
+        fact.fact_id,
+        False,
+    )
+    assert event.payload == {"pk": fact.pk, "fields": fact_version_fields(fact), "detail": "merge"}
+    assert before <= event.ts <= timezone.now()
+    assert isinstance(event.event_id, uuid.UUID)
+    assert Event.objects.filter(event_id=event.event_id).count() == 1
