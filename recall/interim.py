@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from functools import reduce
 from operator import or_
 
-from django.db.models import Q, QuerySet
+from django.db import connections
+from django.db.models import BooleanField, F, Func, Q, QuerySet, Value
 
 from facts.models import Fact
 from nekomem.embeddings import VectorSpace
@@ -52,10 +53,13 @@ _COMMON_HAN = frozenset(
 @dataclass(frozen=True)
 class InterimTerms:
     """Substrings to look for: ``first`` the query's content words as stored text writes them (the
-    rarest first), ``then`` its other words, read only when ``first`` finds few rows."""
+    rarest first), ``then`` its other words, read only when ``first`` finds few rows. A function word
+    the query capitalises ("Is", "What") is in ``then`` as written, and in ``cased``: the lexical views
+    drop it folded and keep it only in the case it was written, so only rows writing it so can match."""
 
     first: list[str]
     then: list[str]
+    cased: frozenset[str] = frozenset()
 
 
 def _common_chars(gram: str) -> int:
@@ -98,22 +102,28 @@ def interim_terms(query: str, stop_names: Iterable[str]) -> InterimTerms:
     text = unicodedata.normalize("NFKC", query)
     for name in sorted({n for n in stop_names if n}, key=len, reverse=True):
         text = text.replace(name, " ")
+    written = [w for w in _WORD_RE.findall(text) if len(w) >= 2 or w.isdigit()]
+    words = [w.lower() for w in written]
     text = text.lower()
-    words = [w for w in _WORD_RE.findall(text) if len(w) >= 2 or w.isdigit()]
     language = stemming.latin_language([fold_diacritics(w) for w in words], raw_text=query)
     content: list[str] = []
     function: list[str] = []
-    for word in dict.fromkeys(words):
+    cased: set[str] = set()
+    for word, as_written in dict.fromkeys(zip(words, written, strict=True)):
         form = _stored_form(word, language)
-        if form is None:
-            function.append(word)
-        else:
+        if form is not None:
             content.append(form)
+        elif as_written != word:
+            function.append(as_written)
+            cased.add(as_written)
+        else:
+            function.append(word)
     content.sort(key=lambda w: (-len(w), w))
     grams = _cjk_words(text)
     # Latin words and CJK 2-grams share the budget, taken in turn so a mixed query keeps both.
     ranked = list(dict.fromkeys(_alternate(content, grams)))
-    return InterimTerms(first=ranked[:TERMS], then=(ranked[TERMS:] + function)[:TERMS])
+    then = list(dict.fromkeys(ranked[TERMS:] + function))[:TERMS]
+    return InterimTerms(first=ranked[:TERMS], then=then, cased=frozenset(cased) & set(then))
 
 
 def _alternate(left: list[str], right: list[str]) -> list[str]:
@@ -121,6 +131,37 @@ def _alternate(left: list[str], right: list[str]) -> list[str]:
     for i in range(max(len(left), len(right))):
         out += left[i : i + 1] + right[i : i + 1]
     return out
+
+
+class _Glob(Func):
+    """SQLite's case-sensitive pattern match (its LIKE folds ASCII case): ``field GLOB pattern``."""
+
+    arg_joiner = " GLOB "
+    template = "(%(expressions)s)"
+    output_field = BooleanField()
+
+
+def _glob_literal(text: str) -> str:
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in text)
+
+
+def _cased_filter(field: str, term: str, *, escaped: bool, vendor: str) -> Q:
+    """Rows writing a word as the query does, in that case, where a word starts."""
+    starts = ('"', " ") if escaped else ("", " ")
+    forms = {term, json.dumps(term)[1:-1]} if escaped else {term}
+    if vendor != "sqlite":  # LIKE keeps case on PostgreSQL
+        lookups = [
+            Q(**{f"{field}__contains": start + form}) if start else Q(**{f"{field}__startswith": form})
+            for form in forms
+            for start in starts
+        ]
+        return reduce(or_, lookups)
+    patterns = [
+        f"*{start}{_glob_literal(form)}*" if start else f"{_glob_literal(form)}*"
+        for form in forms
+        for start in starts
+    ]
+    return reduce(or_, (Q(_Glob(F(field), Value(pattern))) for pattern in patterns))
 
 
 def _term_filter(field: str, term: str, *, escaped: bool) -> Q:
@@ -151,7 +192,18 @@ def _newest_keys(rows: QuerySet, field: str, terms: InterimTerms, *, escaped: bo
     for group, limit in ((terms.first, ROWS), (terms.then, FEW_ROWS)):
         if not group or len(keys) >= limit:
             continue
-        matching = rows.filter(reduce(or_, (_term_filter(field, term, escaped=escaped) for term in group)))
+        vendor = connections[rows.db].vendor
+        matching = rows.filter(
+            reduce(
+                or_,
+                (
+                    _cased_filter(field, term, escaped=escaped, vendor=vendor)
+                    if term in terms.cased
+                    else _term_filter(field, term, escaped=escaped)
+                    for term in group
+                ),
+            )
+        )
         if keys:
             matching = matching.exclude(pk__in=keys)
         keys += matching.order_by("-pk").values_list("pk", flat=True)[: limit - len(keys)]

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from recall.interim import interim_index, interim_terms
+from recall.engine import RecallIndex
+from recall.interim import FEW_ROWS, interim_index, interim_terms
+from recall.selectors import fact_candidates
 from tests.facts.factories import FactFactory
+from tests.recent.factories import RawMessageFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +46,27 @@ def test_a_query_of_function_words_reads_rows_holding_them_when_its_content_word
 def test_a_word_that_occurs_only_inside_another_word_finds_no_row() -> None:
     fact = FactFactory.create(text="The team will compete on Sunday")
     assert interim_answer(fact.character_id, "pet") == []
+
+
+def test_a_function_word_the_query_capitalises_is_looked_for_in_that_case() -> None:
+    query = "Is Oscar Melanie's pet?"
+    assert interim_terms(query, ()).cased == frozenset({"Is"})
+    assert interim_terms(query.lower(), ()).cased == frozenset()
+    # No row holds the content words; the built index still answers through "Is", which its views keep
+    # only as written. Newer rows writing "is" must not crowd that row out of the few read for it.
+    answer = FactFactory.create(text="Is the cello still in the hallway")
+    for i in range(FEW_ROWS + 20):
+        FactFactory.create(character=answer.character, text=f"it is raining again, day {i}")
+    rows = fact_candidates(character_id=answer.character_id, space=None)
+    built = RecallIndex(rows, stop_names=(), dim=None)
+    assert answer.text in [hit.candidate.text for hit in built.search(query)]
+    assert answer.text in interim_answer(answer.character_id, query)
+
+
+def test_a_capitalised_function_word_is_found_in_a_raw_turn_at_the_start_of_its_text() -> None:
+    fact = FactFactory.create(text="an unrelated fact about gardening")
+    turn = RawMessageFactory.create(
+        character=fact.character, message='{"type": "human", "data": {"content": "Is it late?"}}'
+    )
+    index = interim_index(character_id=fact.character_id, query="Is Oscar here?", stop_names=(), space=None)
+    assert f"raw_{turn.pk}" in {hit.candidate.id for hit in index.search("Is Oscar here?")}
