@@ -3,13 +3,15 @@ version poll on a shared store, and forgetting it all (tests, a reload)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 
 from knowledge.search.index import KnowledgeIndex, build_index
-from knowledge.search.types import SearchEntry
+from knowledge.search.types import SearchEntry, SearchSource
 from nekomem import embeddings
 from nekomem.runtime.foreground import foreground_wait
 
@@ -49,6 +51,98 @@ def _older(version: str, than: str) -> bool:
     return mine is not None and theirs is not None and mine < theirs
 
 
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What an index was built from, pack by pack (a ``SearchSource``'s manifest and each pack's
+    entries), so the next build reads only the packs whose key or state changed."""
+
+    version: str
+    model_id: str
+    packs: dict[int, Hashable]
+    entries: dict[int, tuple[SearchEntry, ...]]
+
+
+def _read(
+    version: str,
+    load: Callable[[], Iterable[SearchEntry]],
+    snapshot: _Snapshot | None,
+    pause: Callable[[], object],
+) -> tuple[list[SearchEntry], _Snapshot | None, int]:
+    """The entries of ``version``, what they were read from, and how many were read from the store.
+
+    From a ``SearchSource`` with the ``snapshot`` of the index answering now, only the packs whose key
+    or state changed are read (and, when the vectors moved, the vectors of the chunks that had none);
+    every entry otherwise (a first build, another model, a plain loader)."""
+    if not isinstance(load, SearchSource):
+        everything = _gathered(load(), pause)
+        return everything, None, len(everything)
+    manifest = load.manifest()  # before the entries: a change made meanwhile shows at the next read
+    if snapshot is not None and snapshot.model_id != manifest.model_id:
+        snapshot = None
+    kept: dict[int, tuple[SearchEntry, ...]] = {}
+    if snapshot is not None:
+        kept = {
+            key: entries
+            for key, entries in snapshot.entries.items()
+            if key in manifest.packs and snapshot.packs.get(key) == manifest.packs[key]
+        }
+        vectors = _vectors_part(version)
+        if vectors is None or vectors != _vectors_part(snapshot.version):
+            kept = _with_new_vectors(kept, load, pause)
+    read: dict[int, list[SearchEntry]] = {}
+    count = 0
+    for count, (key, entry) in enumerate(
+        load.pack_entries([key for key in manifest.packs if key not in kept]), 1
+    ):
+        read.setdefault(key, []).append(entry)
+        if count % PAUSE_EVERY_READ == 0:
+            pause()
+    by_pack = {key: kept[key] if key in kept else tuple(read.get(key, ())) for key in manifest.packs}
+    entries = [entry for pack in by_pack.values() for entry in pack]
+    return entries, _Snapshot(version, manifest.model_id, dict(manifest.packs), by_pack), count
+
+
+def _vectors_part(version: str) -> str | None:
+    return version.split("#", 1)[1] if "#" in version else None
+
+
+def _with_new_vectors(
+    packs: dict[int, tuple[SearchEntry, ...]], source: SearchSource, pause: Callable[[], object]
+) -> dict[int, tuple[SearchEntry, ...]]:
+    """``packs`` with the vectors stored since they were read (the background fill only adds vectors;
+    a model or policy change is another manifest)."""
+    missing = [
+        chunk.chunk_id
+        for pack in packs.values()
+        for entry in pack
+        for chunk in entry.chunks
+        if chunk.vector is None
+    ]
+    if not missing:
+        return packs
+    pause()
+    found = source.vectors(missing)
+    if not found:
+        return packs
+    updated: dict[int, tuple[SearchEntry, ...]] = {}
+    for key, pack in packs.items():
+        updated[key] = tuple(
+            dataclasses.replace(
+                entry,
+                chunks=tuple(
+                    dataclasses.replace(chunk, vector=found[chunk.chunk_id])
+                    if chunk.vector is None and chunk.chunk_id in found
+                    else chunk
+                    for chunk in entry.chunks
+                ),
+            )
+            if any(chunk.vector is None and chunk.chunk_id in found for chunk in entry.chunks)
+            else entry
+            for entry in pack
+        )
+    return updated
+
+
 class _First:
     """The process's first build, which lookups wait for (within their budget): there is nothing older
     to answer from."""
@@ -72,6 +166,7 @@ class _IndexCache:
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()  # one build at a time, whoever runs it
         self._current: KnowledgeIndex | None = None
+        self._snapshot: _Snapshot | None = None  # what ``_current`` was built from, when known
         self._first: _First | None = None
         self._wanted: tuple[str, Callable[[], Iterable[SearchEntry]]] | None = None
         self._builder: threading.Thread | None = None
@@ -80,15 +175,18 @@ class _IndexCache:
         self._poller: threading.Thread | None = None
         self._stop = threading.Event()
         self.builds = 0  # indexes built by this process (tests: a take-in builds one, not one a pack)
+        self.entries_read = 0  # entries read from the store for them (tests: only the changed packs')
 
     def clear(self) -> None:
         with self._lock:
             self._current = None
+            self._snapshot = None
             self._first = None
             self._wanted = None
             self._source = None
             self._generation += 1
             self.builds = 0
+            self.entries_read = 0
             threads = [t for t in (self._builder, self._poller) if t is not None]
             self._stop.set()
         for thread in threads:
@@ -122,13 +220,14 @@ class _IndexCache:
             generation = self._generation
         if starter:
             try:
-                records = list(load())
+                records, snapshot, read = _read(version, load, None, lambda: None)
             except BaseException as exc:
                 self._first_done(first, None, exc)
                 raise
+            self.entries_read += read
             threading.Thread(
                 target=self._build_first,
-                args=(version, first, records, generation),
+                args=(version, first, records, snapshot, generation),
                 name="knowledge-index-first",
                 daemon=True,
             ).start()
@@ -138,7 +237,14 @@ class _IndexCache:
             raise first.error
         return first.index
 
-    def _build_first(self, version: str, first: _First, records: list[SearchEntry], generation: int) -> None:
+    def _build_first(
+        self,
+        version: str,
+        first: _First,
+        records: list[SearchEntry],
+        snapshot: _Snapshot | None,
+        generation: int,
+    ) -> None:
         try:
             with self._build_lock:
                 index = build_index(version, records, vector_dim=_vector_dim())
@@ -146,7 +252,7 @@ class _IndexCache:
             logger.exception("knowledge index build failed")
             self._first_done(first, None, exc)
             return
-        self._install(index, generation)
+        self._install(index, snapshot, generation)
         self._first_done(first, index, None)
 
     def _first_done(self, first: _First, index: KnowledgeIndex | None, error: BaseException | None) -> None:
@@ -157,7 +263,7 @@ class _IndexCache:
         first.index, first.error = index, error
         first.done.set()
 
-    def _install(self, index: KnowledgeIndex, generation: int) -> bool:
+    def _install(self, index: KnowledgeIndex, snapshot: _Snapshot | None, generation: int) -> bool:
         with self._lock:
             self.builds += 1
             if generation != self._generation:
@@ -167,6 +273,7 @@ class _IndexCache:
             if current is not None and _older(index.version, current.version):
                 return False
             self._current = index
+            self._snapshot = snapshot
             self._start_poller()
             return True
 
@@ -186,16 +293,18 @@ class _IndexCache:
             while True:
                 with self._lock:
                     wanted, self._wanted = self._wanted, None
-                    previous = self._current
                     if wanted is None or generation != self._generation:
                         self._builder = None if generation == self._generation else self._builder
                         return
                 version, load = wanted
-                if previous is not None and not _newer(version, previous.version):
-                    continue
                 try:
                     with self._build_lock:
-                        records = _gathered(load())
+                        with self._lock:
+                            previous, snapshot = self._current, self._snapshot
+                        if previous is not None and not _newer(version, previous.version):
+                            continue
+                        records, snapshot, read = _read(version, load, snapshot, _behind_requests)
+                        self.entries_read += read
                         index = build_index(
                             version,
                             records,
@@ -206,7 +315,7 @@ class _IndexCache:
                 except Exception:
                     logger.warning("knowledge index: background build of %s failed", version, exc_info=True)
                     continue
-                self._install(index, generation)
+                self._install(index, snapshot, generation)
         finally:
             _release_connections()
 
@@ -238,11 +347,14 @@ class _IndexCache:
             return
         with self._build_lock:
             with self._lock:
-                previous = self._current  # a background build may have finished meanwhile
+                # A background build may have finished meanwhile.
+                previous, snapshot = self._current, self._snapshot
             if previous is not None and not _newer(version, previous.version):
                 return
-            index = build_index(version, list(load()), previous=previous, vector_dim=_vector_dim())
-        self._install(index, generation)
+            records, snapshot, read = _read(version, load, snapshot, lambda: None)
+            self.entries_read += read
+            index = build_index(version, records, previous=previous, vector_dim=_vector_dim())
+        self._install(index, snapshot, generation)
 
     # --- the poller of a shared store ---
 
@@ -292,14 +404,14 @@ def _behind_requests() -> None:
     foreground_wait(PAUSE_SECONDS)
 
 
-def _gathered(records: Iterable[SearchEntry]) -> list[SearchEntry]:
-    """``records`` read into a list behind the requests (reading 20 000 entries holds the GIL for
-    seconds)."""
+def _gathered(records: Iterable[SearchEntry], pause: Callable[[], object]) -> list[SearchEntry]:
+    """``records`` read into a list, pausing between slices (a background build: behind the requests;
+    reading 20 000 entries holds the GIL for seconds)."""
     gathered: list[SearchEntry] = []
     for record in records:
         gathered.append(record)
         if len(gathered) % PAUSE_EVERY_READ == 0:
-            _behind_requests()
+            pause()
     return gathered
 
 
@@ -362,6 +474,12 @@ def knowledge_index_version() -> str | None:
 def knowledge_index_builds() -> int:
     """How many indexes this process has built since it started (or since the last forget)."""
     return _cache.builds
+
+
+def knowledge_index_entries_read() -> int:
+    """How many entries this process's index builds read from the store since it started (or since the
+    last forget): a build after a change reads only the changed packs'."""
+    return _cache.entries_read
 
 
 def knowledge_index_settle(timeout: float = 30.0) -> bool:
