@@ -303,14 +303,24 @@ class _IndexCache:
                             previous, snapshot = self._current, self._snapshot
                         if previous is not None and not _newer(version, previous.version):
                             continue
+                        started = time.monotonic()
                         records, snapshot, read = _read(version, load, snapshot, _behind_requests)
                         self.entries_read += read
+                        was_read = time.monotonic()
                         index = build_index(
                             version,
                             records,
                             previous=previous,
                             vector_dim=_vector_dim(),
                             pause=_behind_requests,
+                        )
+                        logger.info(
+                            "knowledge index %s: %d entries (%d read) read in %.2f s, built in %.2f s",
+                            version,
+                            len(records),
+                            read,
+                            was_read - started,
+                            time.monotonic() - was_read,
                         )
                 except Exception:
                     logger.warning("knowledge index: background build of %s failed", version, exc_info=True)
