@@ -3,15 +3,14 @@ version poll on a shared store, and forgetting it all (tests, a reload)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 
 from knowledge.search.index import KnowledgeIndex, build_index
-from knowledge.search.types import SearchEntry, SearchSource
+from knowledge.search.snapshot import Snapshot, read_for_build
+from knowledge.search.types import SearchEntry
 from nekomem import embeddings
 from nekomem.runtime.foreground import foreground_wait
 
@@ -25,8 +24,6 @@ STOP_SECONDS = 10.0
 # A background build runs behind the requests of its process: between slices of its work it waits for
 # none to be under way, at most this long a slice, so it still ends while requests keep coming.
 PAUSE_SECONDS = 0.01
-# Entries read from the store between two such waits.
-PAUSE_EVERY_READ = 500
 
 
 def _version_key(version: str) -> tuple[int, ...] | None:
@@ -49,98 +46,6 @@ def _newer(version: str, than: str) -> bool:
 def _older(version: str, than: str) -> bool:
     mine, theirs = _version_key(version), _version_key(than)
     return mine is not None and theirs is not None and mine < theirs
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """What an index was built from, pack by pack (a ``SearchSource``'s manifest and each pack's
-    entries), so the next build reads only the packs whose key or state changed."""
-
-    version: str
-    model_id: str
-    packs: dict[int, Hashable]
-    entries: dict[int, tuple[SearchEntry, ...]]
-
-
-def _read(
-    version: str,
-    load: Callable[[], Iterable[SearchEntry]],
-    snapshot: _Snapshot | None,
-    pause: Callable[[], object],
-) -> tuple[list[SearchEntry], _Snapshot | None, int]:
-    """The entries of ``version``, what they were read from, and how many were read from the store.
-
-    From a ``SearchSource`` with the ``snapshot`` of the index answering now, only the packs whose key
-    or state changed are read (and, when the vectors moved, the vectors of the chunks that had none);
-    every entry otherwise (a first build, another model, a plain loader)."""
-    if not isinstance(load, SearchSource):
-        everything = _gathered(load(), pause)
-        return everything, None, len(everything)
-    manifest = load.manifest()  # before the entries: a change made meanwhile shows at the next read
-    if snapshot is not None and snapshot.model_id != manifest.model_id:
-        snapshot = None
-    kept: dict[int, tuple[SearchEntry, ...]] = {}
-    if snapshot is not None:
-        kept = {
-            key: entries
-            for key, entries in snapshot.entries.items()
-            if key in manifest.packs and snapshot.packs.get(key) == manifest.packs[key]
-        }
-        vectors = _vectors_part(version)
-        if vectors is None or vectors != _vectors_part(snapshot.version):
-            kept = _with_new_vectors(kept, load, pause)
-    read: dict[int, list[SearchEntry]] = {}
-    count = 0
-    for count, (key, entry) in enumerate(
-        load.pack_entries([key for key in manifest.packs if key not in kept]), 1
-    ):
-        read.setdefault(key, []).append(entry)
-        if count % PAUSE_EVERY_READ == 0:
-            pause()
-    by_pack = {key: kept[key] if key in kept else tuple(read.get(key, ())) for key in manifest.packs}
-    entries = [entry for pack in by_pack.values() for entry in pack]
-    return entries, _Snapshot(version, manifest.model_id, dict(manifest.packs), by_pack), count
-
-
-def _vectors_part(version: str) -> str | None:
-    return version.split("#", 1)[1] if "#" in version else None
-
-
-def _with_new_vectors(
-    packs: dict[int, tuple[SearchEntry, ...]], source: SearchSource, pause: Callable[[], object]
-) -> dict[int, tuple[SearchEntry, ...]]:
-    """``packs`` with the vectors stored since they were read (the background fill only adds vectors;
-    a model or policy change is another manifest)."""
-    missing = [
-        chunk.chunk_id
-        for pack in packs.values()
-        for entry in pack
-        for chunk in entry.chunks
-        if chunk.vector is None
-    ]
-    if not missing:
-        return packs
-    pause()
-    found = source.vectors(missing)
-    if not found:
-        return packs
-    updated: dict[int, tuple[SearchEntry, ...]] = {}
-    for key, pack in packs.items():
-        updated[key] = tuple(
-            dataclasses.replace(
-                entry,
-                chunks=tuple(
-                    dataclasses.replace(chunk, vector=found[chunk.chunk_id])
-                    if chunk.vector is None and chunk.chunk_id in found
-                    else chunk
-                    for chunk in entry.chunks
-                ),
-            )
-            if any(chunk.vector is None and chunk.chunk_id in found for chunk in entry.chunks)
-            else entry
-            for entry in pack
-        )
-    return updated
 
 
 class _First:
@@ -166,7 +71,7 @@ class _IndexCache:
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()  # one build at a time, whoever runs it
         self._current: KnowledgeIndex | None = None
-        self._snapshot: _Snapshot | None = None  # what ``_current`` was built from, when known
+        self._snapshot: Snapshot | None = None  # what ``_current`` was built from, when known
         self._first: _First | None = None
         self._wanted: tuple[str, Callable[[], Iterable[SearchEntry]]] | None = None
         self._builder: threading.Thread | None = None
@@ -220,7 +125,7 @@ class _IndexCache:
             generation = self._generation
         if starter:
             try:
-                records, snapshot, read = _read(version, load, None, lambda: None)
+                records, snapshot, read = read_for_build(version, load, None, lambda: None)
             except BaseException as exc:
                 self._first_done(first, None, exc)
                 raise
@@ -242,7 +147,7 @@ class _IndexCache:
         version: str,
         first: _First,
         records: list[SearchEntry],
-        snapshot: _Snapshot | None,
+        snapshot: Snapshot | None,
         generation: int,
     ) -> None:
         try:
@@ -263,7 +168,7 @@ class _IndexCache:
         first.index, first.error = index, error
         first.done.set()
 
-    def _install(self, index: KnowledgeIndex, snapshot: _Snapshot | None, generation: int) -> bool:
+    def _install(self, index: KnowledgeIndex, snapshot: Snapshot | None, generation: int) -> bool:
         with self._lock:
             self.builds += 1
             if generation != self._generation:
@@ -304,7 +209,7 @@ class _IndexCache:
                         if previous is not None and not _newer(version, previous.version):
                             continue
                         started = time.monotonic()
-                        records, snapshot, read = _read(version, load, snapshot, _behind_requests)
+                        records, snapshot, read = read_for_build(version, load, snapshot, _behind_requests)
                         self.entries_read += read
                         was_read = time.monotonic()
                         index = build_index(
@@ -361,7 +266,7 @@ class _IndexCache:
                 previous, snapshot = self._current, self._snapshot
             if previous is not None and not _newer(version, previous.version):
                 return
-            records, snapshot, read = _read(version, load, snapshot, lambda: None)
+            records, snapshot, read = read_for_build(version, load, snapshot, lambda: None)
             self.entries_read += read
             index = build_index(version, records, previous=previous, vector_dim=_vector_dim())
         self._install(index, snapshot, generation)
@@ -412,17 +317,6 @@ class _IndexCache:
 
 def _behind_requests() -> None:
     foreground_wait(PAUSE_SECONDS)
-
-
-def _gathered(records: Iterable[SearchEntry], pause: Callable[[], object]) -> list[SearchEntry]:
-    """``records`` read into a list, pausing between slices (a background build: behind the requests;
-    reading 20 000 entries holds the GIL for seconds)."""
-    gathered: list[SearchEntry] = []
-    for record in records:
-        gathered.append(record)
-        if len(gathered) % PAUSE_EVERY_READ == 0:
-            pause()
-    return gathered
 
 
 def _release_connections() -> None:
