@@ -412,6 +412,8 @@ def main() -> None:
     during: list[float] = []
     search_during: list[float] = []
     memory_during: list[float] = []
+    memory_job: list[float] = []
+    memory_index: list[float] = []
     active_s = job_s = None
     first_job = ""
     rounds = 0
@@ -427,6 +429,8 @@ def main() -> None:
             during.append(elapsed)
             search_during.append(answer["elapsed_ms"])
             memory_during.append(query_memory(n))
+            # While the job runs (its process competes for the cores) or after (this process's index).
+            (memory_job if pending else memory_index).append(memory_during[-1])
             n += 1
             if pending and not import_pending(import_id):
                 pending = False
@@ -460,6 +464,11 @@ def main() -> None:
         (
             "/query_memory p50 / p95 during the import, ms",
             f"{percentile(memory_during, 0.5):.1f} / {percentile(memory_during, 0.95):.1f}",
+        ),
+        (
+            "  while the job runs / after it: calls, p95 ms",
+            f"{len(memory_job)}, {percentile(memory_job, 0.95):.1f} / "
+            f"{len(memory_index)}, {percentile(memory_index, 0.95):.1f}",
         ),
         (
             "big pack active (BM25) after, s (first round)",

@@ -4,7 +4,6 @@ import is still building stays invisible."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,6 @@ from knowledge.models import (
 )
 from knowledge.packs import MATERIAL_TYPES, pack_id_is_valid, title_key
 from knowledge.query_log import knowledge_query_log_flush
-from knowledge.search.types import SearchChunk, SearchEntry
 from nekomem import embeddings
 from nekomem.runtime.state import is_ready
 
@@ -256,7 +254,7 @@ def _entry_payload(entry: KnowledgeEntry, pack: KnowledgePack, *, detail: bool) 
     return payload
 
 
-def _serving_packs(pack_id: str = "") -> dict[int, KnowledgePack]:
+def serving_packs(pack_id: str = "") -> dict[int, KnowledgePack]:
     packs = knowledge_installed_packs().filter(version__isnull=False, broken=False)
     if pack_id:
         packs = packs.filter(pack_id=pack_id)
@@ -268,7 +266,7 @@ def knowledge_entries_list(
 ) -> dict[str, Any]:
     """A page of entries (a query matches title, terms, summary or content; its total is not counted)."""
     query = query.strip()[:ENTRIES_QUERY_CHARS]
-    packs = _serving_packs(pack_id)
+    packs = serving_packs(pack_id)
     entries = KnowledgeEntry.objects.filter(version_id__in=list(packs)).order_by(
         "version__pack_id", "ordinal"
     )
@@ -299,7 +297,7 @@ def knowledge_entries_list(
 def knowledge_entry_get(*, pack_id: str, title: str) -> dict[str, Any] | None:
     if not pack_id_is_valid(pack_id):
         return None
-    packs = _serving_packs(pack_id)
+    packs = serving_packs(pack_id)
     entry = KnowledgeEntry.objects.filter(version_id__in=list(packs), title_key=title_key(title)).first()
     return _entry_payload(entry, packs[entry.version_id], detail=True) if entry is not None else None
 
@@ -362,70 +360,6 @@ def knowledge_diagnostics() -> dict[str, Any]:
             for row in batches
         ],
     }
-
-
-# --- what the search reads ------------------------------------------------------------------------------
-
-
-def knowledge_search_entries() -> Iterator[SearchEntry]:
-    """Every enabled entry of every served pack, with its chunks (vectors of the current model, and only
-    for packs whose local embedding is on), as the search index is built from."""
-    packs = _serving_packs()
-    model_id = knowledge_embedding().model_id
-    vectors_for = {version_id for version_id, pack in packs.items() if pack.local_embedding}
-    chunks: dict[int, list[SearchChunk]] = {}
-    for chunk_id, entry_id, version_id, ordinal, text, vector, chunk_model in (
-        KnowledgeChunk.objects.filter(version_id__in=list(packs))
-        .order_by("entry_id", "ordinal")
-        .values_list("id", "entry_id", "version_id", "ordinal", "text", "vector", "model_id")
-    ):
-        usable = vector is not None and model_id and chunk_model == model_id and version_id in vectors_for
-        chunks.setdefault(entry_id, []).append(
-            SearchChunk(
-                chunk_id=chunk_id,
-                ordinal=ordinal,
-                text=text,
-                vector=bytes(vector) if usable and vector is not None else None,
-            )
-        )
-    # What every entry of a pack shares, worked out once a pack rather than once an entry (with plain
-    # rows instead of model instances, a third of reading 20 000 entries).
-    shared: dict[int, tuple[str, str, str, str, frozenset[str]]] = {}
-    for version_id, pack in packs.items():
-        version = pack.version
-        assert version is not None
-        shared[version_id] = (
-            pack.pack_id,
-            pack.effective_material_type,
-            version.source_name,
-            version.source_license,
-            frozenset(pack.disabled_titles),
-        )
-    rows = (
-        KnowledgeEntry.objects.filter(version_id__in=list(packs))
-        .order_by("version_id", "ordinal")
-        .values_list(
-            "id", "version_id", "title", "title_key", "summary", "content", "aliases", "recognition", "tags"
-        )
-    )
-    for entry_id, version_id, title, key, summary, content, aliases, recognition, tags in rows:
-        pack_id, material_type, source_name, license_, disabled = shared[version_id]
-        if key in disabled:
-            continue
-        yield SearchEntry(
-            pack_id=pack_id,
-            title=title,
-            title_key=key,
-            material_type=material_type,
-            summary=summary,
-            content=content,
-            source_name=source_name,
-            license=license_,
-            aliases=tuple(aliases),
-            recognition=tuple(recognition),
-            tags=tuple(tags),
-            chunks=tuple(chunks.get(entry_id, ())),
-        )
 
 
 # --- what the install folder and export read ------------------------------------------------------------

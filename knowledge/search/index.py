@@ -12,21 +12,24 @@ when the dead rows outnumber the live ones the index is built afresh.
 from __future__ import annotations
 
 import copy
-import logging
-import multiprocessing
 import random
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 
 from knowledge.search.chunking import entry_chunks
 from knowledge.search.text import is_cjk_trigram, loose_surface, strict_surface
+from knowledge.search.tokenising import (
+    OFFLOAD_ROWS,
+    TOKENIZER,
+    counted_flat,
+    counted_rows,
+    fresh_view,
+    tokenised,
+)
 from knowledge.search.types import SearchEntry
-from recall.engine import LEXICAL_VIEWS, Bm25View, rrf_fuse
+from recall.engine import Bm25View, rrf_fuse
 
 RRF_K = 60
 LEXICAL_CANDIDATES = 48
@@ -36,18 +39,11 @@ MIN_TOKEN_COVERAGE = 0.6
 # A long query is sampled across its length, not cut: the term that matters may come last.
 MAX_QUERY_TOKENS = 128
 MATERIAL_TYPES = ("knowledge", "corpus")
-# Tokenising is pure Python: on a thread of a server process it would hold the GIL for seconds and every
-# request of that process would queue behind it. A child process takes it off the server's interpreter
-# (spawned: a fork of a threaded server is not safe), at ~1 s of start-up, so only for large builds.
-OFFLOAD_ROWS = 1_000
 # Work between two calls of a build's ``pause`` (a background build waits there for the process's
 # requests): each about a few milliseconds, what a request would otherwise wait for the GIL.
 PAUSE_EVERY_ENTRIES = 2_000  # entries looked up, placed or read (fast steps)
 PAUSE_EVERY_DERIVED = 50  # entries tokenised for their names and chunks
 PAUSE_EVERY_ROWS = 20  # counted rows appended to the BM25 view
-
-TOKENIZER = LEXICAL_VIEWS["words"]
-logger = logging.getLogger(__name__)
 
 
 def query_terms(query: str) -> list[str]:
@@ -85,6 +81,21 @@ class _Derived:
     tags: tuple[str, ...]  # distinct, case-folded
 
 
+def _text_key(entry: SearchEntry) -> tuple[object, ...]:
+    """Everything ``_derive`` reads of an entry (not its vectors, type or source)."""
+    return (
+        entry.pack_id,
+        entry.title,
+        entry.title_key,
+        entry.summary,
+        entry.content,
+        entry.aliases,
+        entry.recognition,
+        entry.tags,
+        tuple([(chunk.ordinal, chunk.text) for chunk in entry.chunks]),
+    )
+
+
 def _derive(entry: SearchEntry) -> _Derived:
     chunks = _chunk_texts(entry)
     card = entry.card_id
@@ -106,7 +117,7 @@ class KnowledgeIndex:
     row_keys: dict[tuple[str, int], int]  # (card id, hash of the row text) → row
     row_entry: np.ndarray  # entry of each row; -1 for a tombstoned row
     row_chunk: np.ndarray
-    row_order: np.ndarray  # the live rows ordered by entry: entry e's rows are row_order[row_start[e]:…]
+    row_order: np.ndarray  # the live rows by entry and chunk: entry e's rows are row_order[row_start[e]:…]
     row_start: np.ndarray
     material: np.ndarray  # index into MATERIAL_TYPES per entry
     strict: dict[str, list[int]]
@@ -115,9 +126,10 @@ class KnowledgeIndex:
     vectors: np.ndarray  # (chunks with a vector, dim) float32, unit rows
     vector_entry: np.ndarray
     vector_chunk: np.ndarray
-    # What each entry's record makes, whatever its position: the next build reuses it for an entry
-    # that did not change (most of a rebuild's time otherwise, for a change of a few entries).
-    derived: dict[SearchEntry, _Derived] = field(default_factory=dict)
+    # What each entry's text makes (``_text_key``), whatever its position: the next build reuses it for
+    # an entry whose text did not change (most of a rebuild's time otherwise, for a change of a few
+    # entries), also when only its vectors, type or source did.
+    derived: dict[tuple[object, ...], _Derived] = field(default_factory=dict)
     _names: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _allowed: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
@@ -169,8 +181,16 @@ class KnowledgeIndex:
         entries unless one entry has many."""
         take = count * 4
         while True:
-            top = rows if rows.size <= take else rows[np.argpartition(-scores[rows], take)[:take]]
-            top = top[np.lexsort((top, -scores[top]))]
+            if rows.size <= take:
+                top = rows
+            else:
+                # Every row tied with the last one taken too: which of them argpartition picks depends on
+                # where the rows are, and an index that took changes has its rows elsewhere.
+                floor = scores[rows[np.argpartition(-scores[rows], take)[:take]]].min()
+                top = rows[scores[rows] >= floor]
+            # Ties go to the earlier entry and chunk, which is the lower row of an index built in one go
+            # and so the same order whatever rows an index that took changes appended or tombstoned.
+            top = top[np.lexsort((self.row_chunk[top], self.row_entry[top], -scores[top]))]
             owners = self.row_entry[top]
             firsts = np.sort(np.unique(owners, return_index=True)[1])
             if firsts.size >= count or top.size == rows.size:
@@ -317,10 +337,12 @@ def build_index(
     slices of a few milliseconds of work (a background build waits there for the requests)."""
     entries = list(records)
     known = previous.derived if previous is not None else {}
-    derived: dict[SearchEntry, _Derived] = {}
+    derived: dict[tuple[object, ...], _Derived] = {}
+    made_of: list[_Derived] = []
     made_here = 0
     for at, entry in enumerate(entries, 1):
-        made = known.get(entry)
+        text_key = _text_key(entry)
+        made = known.get(text_key)
         if made is None:
             made = _derive(entry)
             made_here += 1
@@ -328,11 +350,12 @@ def build_index(
                 pause()
         elif at % PAUSE_EVERY_ENTRIES == 0:
             pause()
-        derived[entry] = made
-    chunk_texts = [derived[entry].chunk_texts for entry in entries]
+        derived[text_key] = made
+        made_of.append(made)
+    chunk_texts = [made.chunk_texts for made in made_of]
     wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
-    for at, entry in enumerate(entries):
-        for chunk, (key, text) in enumerate(derived[entry].rows):
+    for at, made in enumerate(made_of):
+        for chunk, (key, text) in enumerate(made.rows):
             wanted.append((key, text, at, chunk))
 
     reuse = previous is not None and previous.view.size > 0
@@ -347,7 +370,7 @@ def build_index(
         assert previous is not None
         view, row_keys = _updated_view(previous, wanted, offload_rows, pause)
     else:
-        view = _tokenised(_fresh_view, [text for _, text, _, _ in wanted], offload_rows)
+        view = tokenised(fresh_view, [text for _, text, _, _ in wanted], offload_rows)
         row_keys = {key: row for row, (key, _, _, _) in enumerate(wanted)}
     row_entry = np.full(view.size, -1, dtype=np.int32)
     row_chunk = np.zeros(view.size, dtype=np.int32)
@@ -356,17 +379,16 @@ def build_index(
         row_entry[row] = owner
         row_chunk[row] = chunk
     live = np.flatnonzero(row_entry >= 0)
-    row_order = live[np.argsort(row_entry[live], kind="stable")]
+    row_order = live[np.lexsort((row_chunk[live], row_entry[live]))]
     row_start = np.searchsorted(row_entry[row_order], np.arange(len(entries) + 1)).astype(np.int64)
 
     pause()
     strict: dict[str, list[int]] = {}
     loose: dict[str, list[int]] = {}
     tags: dict[str, list[int]] = {}
-    for at, entry in enumerate(entries):
+    for at, made in enumerate(made_of):
         if at % PAUSE_EVERY_ENTRIES == 0:
             pause()
-        made = derived[entry]
         for strict_name, loose_name in made.surfaces:
             for table, surface in ((strict, strict_name), (loose, loose_name)):
                 if surface and at not in table.setdefault(surface, [])[-1:]:
@@ -412,44 +434,25 @@ def _updated_view(
     new = [(key, text) for key, text, _, _ in wanted if key not in previous.row_keys]
     if not gone and not new:
         return previous.view, previous.row_keys
-    counted = _tokenised(_counted_rows, [text for _, text in new], offload_rows) if new else []
     view = copy.deepcopy(previous.view)
     for row in gone:
         view.remove(row)
     row_keys = {key: row for key, row in previous.row_keys.items() if key in wanted_keys}
     first = view.size
-    for start in range(0, len(counted), PAUSE_EVERY_ROWS):
+    texts = [text for _, text in new]
+    if len(texts) >= offload_rows:
+        # Counted in a child process and appended by whole-array steps: appending them a row at a time
+        # here held the GIL for seconds at 5 000 rows.
         pause()
-        view.append_counted(counted[start : start + PAUSE_EVERY_ROWS])
+        view.append_flat(tokenised(counted_flat, texts, offload_rows))
+    else:
+        counted = counted_rows(texts) if texts else []
+        for start in range(0, len(counted), PAUSE_EVERY_ROWS):
+            pause()
+            view.append_counted(counted[start : start + PAUSE_EVERY_ROWS])
     for offset, (key, _) in enumerate(new):
         row_keys[key] = first + offset
     return view, row_keys
-
-
-# --- tokenising, here or in a child process ------------------------------------------------------------
-
-T = TypeVar("T")
-
-
-def _fresh_view(texts: list[str]) -> Bm25View:
-    view = Bm25View(TOKENIZER, texts)
-    view.freeze()
-    return view
-
-
-def _counted_rows(texts: list[str]) -> list[tuple[dict[int, int], int]]:
-    return Bm25View(TOKENIZER).counted(texts)
-
-
-def _tokenised(work: Callable[[list[str]], T], texts: list[str], offload_rows: int) -> T:
-    if len(texts) < offload_rows:
-        return work(texts)
-    try:
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return pool.submit(work, texts).result()
-    except (OSError, BrokenProcessPool):
-        logger.warning("knowledge index: no child process, tokenising here", exc_info=True)
-        return work(texts)
 
 
 def _vectors(

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from knowledge.search.index import KnowledgeIndex, build_index
+from knowledge.search.snapshot import Snapshot, read_for_build
 from knowledge.search.types import SearchEntry
 from nekomem import embeddings
 from nekomem.runtime.foreground import foreground_wait
@@ -23,8 +24,6 @@ STOP_SECONDS = 10.0
 # A background build runs behind the requests of its process: between slices of its work it waits for
 # none to be under way, at most this long a slice, so it still ends while requests keep coming.
 PAUSE_SECONDS = 0.01
-# Entries read from the store between two such waits.
-PAUSE_EVERY_READ = 500
 
 
 def _version_key(version: str) -> tuple[int, ...] | None:
@@ -72,6 +71,7 @@ class _IndexCache:
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()  # one build at a time, whoever runs it
         self._current: KnowledgeIndex | None = None
+        self._snapshot: Snapshot | None = None  # what ``_current`` was built from, when known
         self._first: _First | None = None
         self._wanted: tuple[str, Callable[[], Iterable[SearchEntry]]] | None = None
         self._builder: threading.Thread | None = None
@@ -80,15 +80,18 @@ class _IndexCache:
         self._poller: threading.Thread | None = None
         self._stop = threading.Event()
         self.builds = 0  # indexes built by this process (tests: a take-in builds one, not one a pack)
+        self.entries_read = 0  # entries read from the store for them (tests: only the changed packs')
 
     def clear(self) -> None:
         with self._lock:
             self._current = None
+            self._snapshot = None
             self._first = None
             self._wanted = None
             self._source = None
             self._generation += 1
             self.builds = 0
+            self.entries_read = 0
             threads = [t for t in (self._builder, self._poller) if t is not None]
             self._stop.set()
         for thread in threads:
@@ -122,13 +125,14 @@ class _IndexCache:
             generation = self._generation
         if starter:
             try:
-                records = list(load())
+                records, snapshot, read = read_for_build(version, load, None, lambda: None)
             except BaseException as exc:
                 self._first_done(first, None, exc)
                 raise
+            self.entries_read += read
             threading.Thread(
                 target=self._build_first,
-                args=(version, first, records, generation),
+                args=(version, first, records, snapshot, generation),
                 name="knowledge-index-first",
                 daemon=True,
             ).start()
@@ -138,7 +142,14 @@ class _IndexCache:
             raise first.error
         return first.index
 
-    def _build_first(self, version: str, first: _First, records: list[SearchEntry], generation: int) -> None:
+    def _build_first(
+        self,
+        version: str,
+        first: _First,
+        records: list[SearchEntry],
+        snapshot: Snapshot | None,
+        generation: int,
+    ) -> None:
         try:
             with self._build_lock:
                 index = build_index(version, records, vector_dim=_vector_dim())
@@ -146,7 +157,7 @@ class _IndexCache:
             logger.exception("knowledge index build failed")
             self._first_done(first, None, exc)
             return
-        self._install(index, generation)
+        self._install(index, snapshot, generation)
         self._first_done(first, index, None)
 
     def _first_done(self, first: _First, index: KnowledgeIndex | None, error: BaseException | None) -> None:
@@ -157,7 +168,7 @@ class _IndexCache:
         first.index, first.error = index, error
         first.done.set()
 
-    def _install(self, index: KnowledgeIndex, generation: int) -> bool:
+    def _install(self, index: KnowledgeIndex, snapshot: Snapshot | None, generation: int) -> bool:
         with self._lock:
             self.builds += 1
             if generation != self._generation:
@@ -167,6 +178,7 @@ class _IndexCache:
             if current is not None and _older(index.version, current.version):
                 return False
             self._current = index
+            self._snapshot = snapshot
             self._start_poller()
             return True
 
@@ -186,16 +198,20 @@ class _IndexCache:
             while True:
                 with self._lock:
                     wanted, self._wanted = self._wanted, None
-                    previous = self._current
                     if wanted is None or generation != self._generation:
                         self._builder = None if generation == self._generation else self._builder
                         return
                 version, load = wanted
-                if previous is not None and not _newer(version, previous.version):
-                    continue
                 try:
                     with self._build_lock:
-                        records = _gathered(load())
+                        with self._lock:
+                            previous, snapshot = self._current, self._snapshot
+                        if previous is not None and not _newer(version, previous.version):
+                            continue
+                        started = time.monotonic()
+                        records, snapshot, read = read_for_build(version, load, snapshot, _behind_requests)
+                        self.entries_read += read
+                        was_read = time.monotonic()
                         index = build_index(
                             version,
                             records,
@@ -203,10 +219,18 @@ class _IndexCache:
                             vector_dim=_vector_dim(),
                             pause=_behind_requests,
                         )
+                        logger.info(
+                            "knowledge index %s: %d entries (%d read) read in %.2f s, built in %.2f s",
+                            version,
+                            len(records),
+                            read,
+                            was_read - started,
+                            time.monotonic() - was_read,
+                        )
                 except Exception:
                     logger.warning("knowledge index: background build of %s failed", version, exc_info=True)
                     continue
-                self._install(index, generation)
+                self._install(index, snapshot, generation)
         finally:
             _release_connections()
 
@@ -238,11 +262,14 @@ class _IndexCache:
             return
         with self._build_lock:
             with self._lock:
-                previous = self._current  # a background build may have finished meanwhile
+                # A background build may have finished meanwhile.
+                previous, snapshot = self._current, self._snapshot
             if previous is not None and not _newer(version, previous.version):
                 return
-            index = build_index(version, list(load()), previous=previous, vector_dim=_vector_dim())
-        self._install(index, generation)
+            records, snapshot, read = read_for_build(version, load, snapshot, lambda: None)
+            self.entries_read += read
+            index = build_index(version, records, previous=previous, vector_dim=_vector_dim())
+        self._install(index, snapshot, generation)
 
     # --- the poller of a shared store ---
 
@@ -290,17 +317,6 @@ class _IndexCache:
 
 def _behind_requests() -> None:
     foreground_wait(PAUSE_SECONDS)
-
-
-def _gathered(records: Iterable[SearchEntry]) -> list[SearchEntry]:
-    """``records`` read into a list behind the requests (reading 20 000 entries holds the GIL for
-    seconds)."""
-    gathered: list[SearchEntry] = []
-    for record in records:
-        gathered.append(record)
-        if len(gathered) % PAUSE_EVERY_READ == 0:
-            _behind_requests()
-    return gathered
 
 
 def _release_connections() -> None:
@@ -362,6 +378,12 @@ def knowledge_index_version() -> str | None:
 def knowledge_index_builds() -> int:
     """How many indexes this process has built since it started (or since the last forget)."""
     return _cache.builds
+
+
+def knowledge_index_entries_read() -> int:
+    """How many entries this process's index builds read from the store since it started (or since the
+    last forget): a build after a change reads only the changed packs'."""
+    return _cache.entries_read
 
 
 def knowledge_index_settle(timeout: float = 30.0) -> bool:

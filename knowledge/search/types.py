@@ -5,7 +5,9 @@ The search package knows no model; the store knows no ranking. Both sides import
 
 from __future__ import annotations
 
+from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +38,33 @@ class SearchEntry:
     @property
     def card_id(self) -> str:
         return f"{self.pack_id}/{self.title_key}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchManifest:
+    """What the store serves, pack by pack, without its entries: enough to tell which packs changed.
+
+    ``packs`` maps each served pack version's key (its installed version's id: a re-import is a new
+    key) to what else decides its entries (type, source, disabled titles, embedding policy), in the
+    order the store reads entries in. ``model_id``: the model whose vectors count."""
+
+    model_id: str
+    packs: dict[int, Hashable]
+
+
+@runtime_checkable
+class SearchSource(Protocol):
+    """The store as the index reads it: every entry at once (calling it), or only what changed."""
+
+    def __call__(self) -> Iterable[SearchEntry]: ...
+
+    def manifest(self) -> SearchManifest: ...
+
+    def pack_entries(self, keys: Collection[int]) -> Iterable[tuple[int, SearchEntry]]:
+        """The entries of the served pack versions ``keys`` (a key no longer served has none), each
+        with its pack's key, in the store's order."""
+        ...
+
+    def vectors(self, chunk_ids: Collection[int]) -> dict[int, bytes]:
+        """The usable vectors (current model, pack embedding on) stored for ``chunk_ids`` by now."""
+        ...

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import connection
 
-from knowledge import selectors
+from knowledge import search_selectors, selectors
 from knowledge.packs import MATERIAL_TYPES
 from knowledge.query_log import knowledge_query_record
 from knowledge.search import (
@@ -112,13 +112,13 @@ def knowledge_query(
         # imported, disabled or removed on one is answered by all within 2 s. SQLite is one server.
         knowledge_index_watch(
             read_version=selectors.knowledge_store_version,
-            load_entries=selectors.knowledge_search_entries,
+            load_entries=search_selectors.knowledge_search_source,
             poll=connection.vendor == "postgresql",
         )
         with lookups_in_flight:
             outcome = knowledge_lookup(
                 entries_version=selectors.knowledge_store_version(),
-                load_entries=selectors.knowledge_search_entries,
+                load_entries=search_selectors.knowledge_search_source,
                 query=query,
                 mode=mode,
                 material_type=material_type,

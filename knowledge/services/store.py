@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from django.db import transaction
 from django.db.models import F
 
-from knowledge import selectors
+from knowledge import search_selectors, selectors
 from knowledge.models import KnowledgeStore
 from knowledge.search import knowledge_index_refresh
 from nekomem.characters.locks import store_lock
@@ -51,7 +51,7 @@ def _index_refresh() -> None:
     try:
         knowledge_index_refresh(
             entries_version=selectors.knowledge_store_version(),
-            load_entries=selectors.knowledge_search_entries,
+            load_entries=search_selectors.knowledge_search_source,
             serving_only=True,
         )
     except Exception:

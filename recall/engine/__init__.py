@@ -19,7 +19,15 @@ documents; scores are on the original's scale, ``(k1 + 1)`` included, so the 0.1
 Memory: an index is columns, not per-row objects (see ``RecallIndex``), so 100k rows cost tens of MB.
 """
 
-from recall.engine.bm25 import BM25_B, BM25_K1, LEXICAL_VIEWS, Bm25View, Tokenizer, bm25_reference_score
+from recall.engine.bm25 import (
+    BM25_B,
+    BM25_K1,
+    LEXICAL_VIEWS,
+    Bm25View,
+    CountedRows,
+    Tokenizer,
+    bm25_reference_score,
+)
 from recall.engine.configs import (
     BM25_NEKOMEM,
     BM25_ONLY,
@@ -50,6 +58,7 @@ __all__ = [
     "VECTORS_ONLY",
     "Bm25View",
     "Candidate",
+    "CountedRows",
     "Hit",
     "PathHit",
     "RecallConfig",

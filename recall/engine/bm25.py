@@ -43,6 +43,16 @@ def term_hash(token: str) -> int:
     )
 
 
+class CountedRows(NamedTuple):
+    """Rows counted by ``Bm25View.counted_flat``: each row's distinct term hashes and their frequencies
+    (capped at 255), row after row, how many terms each row has, and its length in tokens."""
+
+    keys: np.ndarray  # int64
+    tfs: np.ndarray  # uint8
+    terms: np.ndarray  # int32, one a row
+    lengths: np.ndarray  # int32, one a row
+
+
 class Bm25View:
     """One lexical view of a pool: its tokenizer and a sparse BM25 index (Lucene IDF) that takes changes.
 
@@ -163,6 +173,45 @@ class Bm25View:
     def counted(self, texts: Sequence[str]) -> list[tuple[dict[int, int], int]]:
         """The term counts and length of each text, as ``append_counted`` takes them (changes nothing)."""
         return [self._counts(text) for text in texts]
+
+    def counted_flat(self, texts: Sequence[str]) -> CountedRows:
+        """``counted`` as flat arrays, for ``append_flat``: many rows counted in another process cross to
+        this one as a few arrays (not a dict a row), and are appended by whole-array steps."""
+        keys, tfs, terms, lengths = array("q"), array("q"), array("i"), array("i")
+        for text in texts:
+            counts, length = self._counts(text)
+            keys.extend(counts)
+            tfs.extend(counts.values())
+            terms.append(len(counts))
+            lengths.append(length)
+        return CountedRows(
+            keys=np.array(keys, dtype=np.int64),
+            tfs=np.minimum(np.array(tfs, dtype=np.int64), 255).astype(np.uint8),
+            terms=np.array(terms, dtype=np.int32),
+            lengths=np.array(lengths, dtype=np.int32),
+        )
+
+    def append_flat(self, rows: CountedRows) -> None:
+        """``append_counted`` of rows counted by ``counted_flat``: the same rows, postings and numbers,
+        merged straight into the sorted segment (the tail first, so the order stays arrival order)."""
+        self.freeze()
+        count = int(rows.lengths.size)
+        if not count:
+            return
+        if self._tail_keys:
+            self._merge_tail()
+        owners = (self.size + np.repeat(np.arange(count, dtype=np.int64), rows.terms)).astype(np.int32)
+        self._lengths = np.concatenate((self._lengths, rows.lengths.astype(np.int32)))
+        self._alive = np.concatenate((self._alive, np.ones(count, dtype=bool)))
+        self.size += count
+        self._live += count
+        self._total_length += int(rows.lengths.sum(dtype=np.int64))
+        order = np.argsort(rows.keys, kind="stable")
+        keys = rows.keys[order]
+        at = np.searchsorted(self._added_keys, keys, side="right")
+        self._added_keys = np.insert(self._added_keys, at, keys)
+        self._added_rows = np.insert(self._added_rows, at, owners[order])
+        self._added_tfs = np.insert(self._added_tfs, at, rows.tfs[order])
 
     def append(self, texts: Sequence[str]) -> None:
         """Add rows ``size …`` after freeze (their numbers are the next free ones)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge import selectors, services
+from knowledge import search_selectors, selectors, services
 from knowledge.models import ImportState, KnowledgeEntry, KnowledgeImport, KnowledgePack, PackVersion
 from tests.knowledge.factories import fixture_pack, pack_bytes, pack_dict
 
@@ -79,7 +79,7 @@ def test_a_version_being_built_is_invisible():
     )
     KnowledgeEntry.objects.create(version=version, ordinal=0, title="Hidden", title_key="hidden", content="x")
     assert titles() == []
-    assert list(selectors.knowledge_search_entries()) == []
+    assert list(search_selectors.knowledge_search_entries()) == []
     assert selectors.knowledge_availability()["tool_available"] is False
 
 
@@ -94,7 +94,7 @@ def test_install_keeps_the_given_state_and_search_entries_skip_disabled():
     state = services.PackState(material_type_override="corpus", disabled_titles=("Rickroll",))
     pack = services.knowledge_pack_install(raw=pack_bytes(fixture_pack()), state=state)
     assert pack.effective_material_type == "corpus" and pack.disabled_titles == ["rickroll"]
-    found = list(selectors.knowledge_search_entries())
+    found = list(search_selectors.knowledge_search_entries())
     assert [entry.title for entry in found] == ["芝士雪豹"]
     assert found[0].material_type == "corpus" and found[0].aliases == ("雪豹闭嘴",)
     assert found[0].card_id == "memes.test/芝士雪豹"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge import selectors, services
+from knowledge import search_selectors, selectors, services
 from knowledge.models import IndexBatch, KnowledgeChunk, KnowledgeImport
 from nekomem.embeddings import get_embedder
 from tests.knowledge.factories import fixture_pack, pack_bytes
@@ -30,7 +30,7 @@ def test_fill_stores_vectors_in_batches_and_records_them():
     assert (pack["chunks_ready"], pack["vector_state"]) == (2, "complete")
     assert selectors.knowledge_store_version() != before
     assert selectors.knowledge_status()["indexed_percent"] == 100.0
-    entries = list(selectors.knowledge_search_entries())
+    entries = list(search_selectors.knowledge_search_entries())
     assert all(chunk.vector is not None for entry in entries for chunk in entry.chunks)
     answer = services.knowledge_query(query="a prank with a music video", budget_ms=5000, language="en")
     assert answer["retrieval_mode"] == "hybrid"
