@@ -81,12 +81,16 @@ def _raw_turns_sync(
     return True
 
 
-def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) -> bool:
+def _catch_up(
+    entry: _Entry, *, character_id: int, space: VectorSpace | None, any_vectors: bool = False
+) -> bool:
     """Apply the logged changes after the entry's version; False when only a rebuild is safe.
 
     Changed rows are applied here; vectors alone (the backfill's batches) are only noted, and a
     thread fills them in, off the request: a row without its vector yet is just not in the cosine
-    pool for a moment, as it was before the vector was written.
+    pool for a moment, as it was before the vector was written. ``any_vectors``: however many
+    vectors came since (the task worker that saves an index again after a backfill, off every
+    request), only the changed rows count towards a rebuild.
     """
     started = time.monotonic()
     changes = memory_changes_since(character_id=character_id, version=entry.version)
@@ -98,8 +102,9 @@ def _catch_up(entry: _Entry, *, character_id: int, space: VectorSpace | None) ->
     # request (bench/years.py: that first query's p95 grew with the pools, x1.75 in two years).
     rows = {pool: keys for pool, keys in changes.rows.items() if pool in RECALL_POOLS}
     vectors = {pool: keys for pool, keys in changes.vectors.items() if pool in RECALL_POOLS}
-    size = sum(len(keys) for keys in rows.values()) + sum(len(keys) for keys in vectors.values())
-    if size > MAX_DELTA_ROWS:
+    changed_rows = sum(len(keys) for keys in rows.values())
+    size = changed_rows + sum(len(keys) for keys in vectors.values())
+    if (changed_rows if any_vectors else size) > MAX_DELTA_ROWS:
         return False
     defer = settings.RECALL_BUILD_WAIT_SECONDS is not None
     removed = 0

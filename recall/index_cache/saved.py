@@ -43,8 +43,11 @@ def _snapshot_path(*, character_id: int, model_id: str | None, stop_names: tuple
     )
 
 
-def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None) -> _Entry | None:
-    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway)."""
+def _load(
+    *, character_id: int, stop_names: tuple[str, ...], space: VectorSpace | None, any_vectors: bool = False
+) -> _Entry | None:
+    """The saved index caught up with the log, or None (no file, or a rebuild is needed anyway);
+    ``any_vectors`` as ``_catch_up`` takes it."""
     model_id = space.model_id if space is not None else None
     path = _snapshot_path(character_id=character_id, model_id=model_id, stop_names=stop_names)
     saved = snapshot_read(path) if path is not None else None
@@ -62,7 +65,7 @@ def _load(*, character_id: int, stop_names: tuple[str, ...], space: VectorSpace 
     entry.saved_fills, entry.saved_changes = index.filled_vectors, index.changed_rows
     entry.saved_version = version
     with entry.lock:
-        if not _catch_up(entry, character_id=character_id, space=space):
+        if not _catch_up(entry, character_id=character_id, space=space, any_vectors=any_vectors):
             return None
     counters["snapshot_loads"] += 1
     logger.info(

@@ -135,7 +135,8 @@ def recall_indexes_save_vectors(character_ids: list[int]) -> int:
     for character in recall_characters(ids=character_ids):
         with _lock:
             held = character.pk in _cache
-        entry = _brought_up(character, space=space)
+        entry = None if held else _saved_with_new_vectors(character, space=space)
+        entry = entry or _brought_up(character, space=space)
         if entry is None:
             continue
         if entry.index.deferred_vectors:
@@ -151,6 +152,20 @@ def recall_indexes_save_vectors(character_ids: list[int]) -> int:
                 if _cache.get(character.pk) is entry:
                     del _cache[character.pk]
     return saved
+
+
+def _saved_with_new_vectors(character: RecallCharacter, *, space: VectorSpace | None) -> _Entry | None:
+    """The saved index caught up however many vectors the backfill wrote since it was saved: a tick
+    that embedded more than a catch-up takes (20 000 raw turns after an import's facts) made it read
+    as "rebuild", so it was never saved again, and every start declined it and rebuilt on a request.
+    None when there is no file or rows changed beyond a catch-up."""
+    with _build_lock(character.pk):
+        entry = _load(
+            character_id=character.pk, stop_names=tuple(character.stop_names), space=space, any_vectors=True
+        )
+        if entry is not None:
+            _store(character.pk, entry)
+        return entry
 
 
 def recall_indexes_warm_up() -> None:

@@ -76,3 +76,28 @@ def test_the_backfill_saves_the_index_with_its_vectors_so_a_start_loads_them(cli
     assert "cosine" in paths.get(TEXTS[0], {}), paths
     assert index_cache.counters["snapshot_loads"] == loads + 1
     assert index_cache.counters["first_answer_fills"] == fills  # nothing left to read before answering
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
+def test_a_backfill_of_more_vectors_than_a_catch_up_takes_still_saves_the_index_without_a_rebuild(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_muse()
+    # The import's 20 000 raw turns embedded in one tick after the facts: more vectors since the save
+    # than a catch-up of changed rows takes. Here 4 vectors against a limit of 2.
+    monkeypatch.setattr("recall.index_cache.catch_up.MAX_DELTA_ROWS", 2)
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
+    character = Character.objects.get(name=NAME)
+    assert embedding_backfill(character_id=character.pk).embedded == len(TEXTS)
+    index_cache.clear()
+    builds = index_cache.counters["full_builds"]
+    assert recall_indexes_save_vectors([character.pk]) == 1
+    assert index_cache.counters["full_builds"] == builds  # completed from the saved file, not rebuilt
+    fills = index_cache.counters["first_answer_fills"]
+    loads = index_cache.counters["snapshot_loads"]
+    paths = first_answer(client, "小猫")  # a worker that starts loads the file, its vectors in it
+    assert "cosine" in paths.get(TEXTS[0], {}), paths
+    assert index_cache.counters["snapshot_loads"] == loads + 1
+    assert index_cache.counters["first_answer_fills"] == fills
+    assert index_cache.counters["full_builds"] == builds
