@@ -189,10 +189,10 @@ def _newest_keys(rows: QuerySet, field: str, terms: InterimTerms, *, escaped: bo
     """The newest rows holding a ``first`` term, filled up to ``FEW_ROWS`` with rows holding a ``then``
     one (a filler each row of which costs as much in the index as a match)."""
     keys: list[int] = []
+    vendor = connections[rows.db].vendor
     for group, limit in ((terms.first, ROWS), (terms.then, FEW_ROWS)):
         if not group or len(keys) >= limit:
             continue
-        vendor = connections[rows.db].vendor
         matching = rows.filter(
             reduce(
                 or_,
