@@ -129,6 +129,11 @@ class KnowledgeChunk(models.Model):
     text = models.TextField()
     vector = models.BinaryField(null=True, blank=True, help_text="float32 unit vector.")
     model_id = models.CharField(max_length=120, blank=True, help_text="The model the vector is from.")
+    # Counted by the import job, so a serving process reads numbers instead of tokenising the text
+    # (``knowledge.search.stored_rows``); none for rows written before it, tokenised as before.
+    bm25_row = models.BinaryField(
+        null=True, blank=True, editable=False, help_text="The chunk's BM25 row, counted at import."
+    )
     attempts = models.PositiveSmallIntegerField(default=0)
     failed = models.BooleanField(
         default=False, help_text="Three attempts failed; reset by the pack's policy."

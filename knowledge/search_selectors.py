@@ -11,7 +11,8 @@ from knowledge.models import KnowledgeChunk, KnowledgeEntry, KnowledgePack
 from knowledge.search.types import SearchChunk, SearchEntry, SearchManifest
 from knowledge.selectors import knowledge_embedding, serving_packs
 
-# Chunk ids asked for at once (SQLite's limit on a statement's parameters is far above it).
+# Chunk ids asked for at once, of vectors or BM25 rows (SQLite's limit on a statement's parameters is
+# far above it).
 VECTOR_IDS_PER_QUERY = 900
 
 
@@ -75,6 +76,22 @@ def knowledge_search_vectors(chunk_ids: Collection[int]) -> dict[int, bytes]:
     return found
 
 
+def knowledge_search_bm25_rows(chunk_ids: Collection[int]) -> dict[int, bytes]:
+    """The BM25 rows the import counted for ``chunk_ids`` (``knowledge.search.stored_rows``); a chunk
+    written without one is left out."""
+    ids = sorted(set(chunk_ids))
+    found: dict[int, bytes] = {}
+    for start in range(0, len(ids), VECTOR_IDS_PER_QUERY):
+        found.update(
+            (chunk_id, bytes(row))
+            for chunk_id, row in KnowledgeChunk.objects.filter(
+                id__in=ids[start : start + VECTOR_IDS_PER_QUERY], bm25_row__isnull=False
+            ).values_list("id", "bm25_row")
+            if row is not None
+        )
+    return found
+
+
 class KnowledgeSearchSource:
     """The store as the search index reads it (``knowledge.search.types.SearchSource``): whole, or
     only the packs that changed since the index's last read."""
@@ -90,6 +107,9 @@ class KnowledgeSearchSource:
 
     def vectors(self, chunk_ids: Collection[int]) -> dict[int, bytes]:
         return knowledge_search_vectors(chunk_ids)
+
+    def bm25_rows(self, chunk_ids: Collection[int]) -> dict[int, bytes]:
+        return knowledge_search_bm25_rows(chunk_ids)
 
 
 knowledge_search_source = KnowledgeSearchSource()

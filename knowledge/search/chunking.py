@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 TARGET_CHARS = 900
 MAX_CHARS = 1_200
@@ -92,3 +93,20 @@ def chunk_embed_text(*, title: str, summary: str, chunk: str, first: bool) -> st
         lines.append(_SPACE_RE.sub(" ", summary).strip())
     lines.append(chunk.strip())
     return "\n".join(line for line in lines if line)[:MAX_EMBED_CHARS]
+
+
+def row_texts(
+    *,
+    title: str,
+    aliases: Sequence[str],
+    recognition: Sequence[str],
+    summary: str,
+    tags: Sequence[str],
+    chunks: Sequence[str],
+) -> list[str]:
+    """The BM25 rows of an entry, one a chunk: each carries the entry's names (so a name found in any
+    chunk finds the entry), the first also its summary and tags. The index and the import (which
+    counts them once for every server, ``stored_rows``) both make them here."""
+    names = "\n".join((title, *aliases, *recognition))
+    first = "\n".join((names, summary, *tags))
+    return [f"{first if at == 0 else names}\n{chunk}" for at, chunk in enumerate(chunks)]

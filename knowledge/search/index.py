@@ -11,24 +11,22 @@ when the dead rows outnumber the live ones the index is built afresh.
 
 from __future__ import annotations
 
-import copy
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from knowledge.search.chunking import entry_chunks
+from knowledge.search.chunking import entry_chunks, row_texts
 from knowledge.search.text import is_cjk_trigram, loose_surface, strict_surface
 from knowledge.search.tokenising import (
     OFFLOAD_ROWS,
     TOKENIZER,
-    counted_flat,
-    counted_rows,
     fresh_view,
     tokenised,
 )
 from knowledge.search.types import SearchEntry
+from knowledge.search.view_update import view_updated
 from recall.engine import Bm25View, rrf_fuse
 
 RRF_K = 60
@@ -43,7 +41,6 @@ MATERIAL_TYPES = ("knowledge", "corpus")
 # requests): each about a few milliseconds, what a request would otherwise wait for the GIL.
 PAUSE_EVERY_ENTRIES = 2_000  # entries looked up, placed or read (fast steps)
 PAUSE_EVERY_DERIVED = 50  # entries tokenised for their names and chunks
-PAUSE_EVERY_ROWS = 20  # counted rows appended to the BM25 view
 
 
 def query_terms(query: str) -> list[str]:
@@ -130,6 +127,10 @@ class KnowledgeIndex:
     # an entry whose text did not change (most of a rebuild's time otherwise, for a change of a few
     # entries), also when only its vectors, type or source did.
     derived: dict[tuple[object, ...], _Derived] = field(default_factory=dict)
+    # Of the rows this build added to the BM25 view: how many were read as the import counted them
+    # (``stored_rows``) and how many were tokenised (tests, the build's log).
+    rows_read: int = 0
+    rows_tokenised: int = 0
     _names: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     _allowed: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
 
@@ -310,9 +311,14 @@ class KnowledgeIndex:
 
 
 def _row_texts(entry: SearchEntry, chunks: Sequence[str]) -> list[str]:
-    names = "\n".join((entry.title, *entry.aliases, *entry.recognition))
-    first = "\n".join((names, entry.summary, *entry.tags))
-    return [f"{first if at == 0 else names}\n{chunk}" for at, chunk in enumerate(chunks)]
+    return row_texts(
+        title=entry.title,
+        aliases=entry.aliases,
+        recognition=entry.recognition,
+        summary=entry.summary,
+        tags=entry.tags,
+        chunks=chunks,
+    )
 
 
 def _chunk_texts(entry: SearchEntry) -> tuple[str, ...]:
@@ -330,11 +336,14 @@ def build_index(
     vector_dim: int | None = None,
     offload_rows: int = OFFLOAD_ROWS,
     pause: Callable[[], object] = lambda: None,
+    stored_rows: Callable[[Collection[int]], dict[int, bytes]] | None = None,
 ) -> KnowledgeIndex:
     """The index of ``records`` at ``version``, reusing ``previous``'s unchanged rows. Vectors are kept
-    only when their length is ``vector_dim`` float32 values (None: no vector path). At least
-    ``offload_rows`` rows to tokenise are tokenised in a child process. ``pause`` is called between
-    slices of a few milliseconds of work (a background build waits there for the requests)."""
+    only when their length is ``vector_dim`` float32 values (None: no vector path). Rows added to
+    ``previous`` are read as the import counted them where ``stored_rows`` (chunk ids → stored rows)
+    has them; at least ``offload_rows`` rows to tokenise are tokenised in a child process. ``pause`` is
+    called between slices of a few milliseconds of work (a background build waits there for the
+    requests)."""
     entries = list(records)
     known = previous.derived if previous is not None else {}
     derived: dict[tuple[object, ...], _Derived] = {}
@@ -368,10 +377,13 @@ def build_index(
         reuse = previous.view.dead + dead <= len(wanted) and fresh <= max(len(kept), 1)
     if reuse:
         assert previous is not None
-        view, row_keys = _updated_view(previous, wanted, offload_rows, pause)
+        view, row_keys, rows_read, rows_tokenised = view_updated(
+            previous, wanted, entries, offload_rows, pause, stored_rows
+        )
     else:
         view = tokenised(fresh_view, [text for _, text, _, _ in wanted], offload_rows)
         row_keys = {key: row for row, (key, _, _, _) in enumerate(wanted)}
+        rows_read, rows_tokenised = 0, len(wanted)
     row_entry = np.full(view.size, -1, dtype=np.int32)
     row_chunk = np.zeros(view.size, dtype=np.int32)
     for key, _, owner, chunk in wanted:
@@ -418,41 +430,9 @@ def build_index(
         vector_entry=vector_entry,
         vector_chunk=vector_chunk,
         derived=derived,
+        rows_read=rows_read,
+        rows_tokenised=rows_tokenised,
     )
-
-
-def _updated_view(
-    previous: KnowledgeIndex,
-    wanted: list[tuple[tuple[str, int], str, int, int]],
-    offload_rows: int,
-    pause: Callable[[], object],
-) -> tuple[Bm25View, dict[tuple[str, int], int]]:
-    """The previous view with gone rows tombstoned and new rows appended (a copy: queries read the
-    previous index meanwhile)."""
-    wanted_keys = {key for key, _, _, _ in wanted}
-    gone = [row for key, row in previous.row_keys.items() if key not in wanted_keys]
-    new = [(key, text) for key, text, _, _ in wanted if key not in previous.row_keys]
-    if not gone and not new:
-        return previous.view, previous.row_keys
-    view = copy.deepcopy(previous.view)
-    for row in gone:
-        view.remove(row)
-    row_keys = {key: row for key, row in previous.row_keys.items() if key in wanted_keys}
-    first = view.size
-    texts = [text for _, text in new]
-    if len(texts) >= offload_rows:
-        # Counted in a child process and appended by whole-array steps: appending them a row at a time
-        # here held the GIL for seconds at 5 000 rows.
-        pause()
-        view.append_flat(tokenised(counted_flat, texts, offload_rows))
-    else:
-        counted = counted_rows(texts) if texts else []
-        for start in range(0, len(counted), PAUSE_EVERY_ROWS):
-            pause()
-            view.append_counted(counted[start : start + PAUSE_EVERY_ROWS])
-    for offset, (key, _) in enumerate(new):
-        row_keys[key] = first + offset
-    return view, row_keys
 
 
 def _vectors(

@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from knowledge.search.index import KnowledgeIndex, build_index
 from knowledge.search.snapshot import Snapshot, read_for_build
-from knowledge.search.types import SearchEntry
+from knowledge.search.types import SearchEntry, StoredRowsSource
 from nekomem import embeddings
 from nekomem.runtime.foreground import foreground_wait
 
@@ -81,6 +81,8 @@ class _IndexCache:
         self._stop = threading.Event()
         self.builds = 0  # indexes built by this process (tests: a take-in builds one, not one a pack)
         self.entries_read = 0  # entries read from the store for them (tests: only the changed packs')
+        self.rows_read = 0  # BM25 rows they added as the import stored them (tests)
+        self.rows_tokenised = 0  # and tokenised
 
     def clear(self) -> None:
         with self._lock:
@@ -92,6 +94,8 @@ class _IndexCache:
             self._generation += 1
             self.builds = 0
             self.entries_read = 0
+            self.rows_read = 0
+            self.rows_tokenised = 0
             threads = [t for t in (self._builder, self._poller) if t is not None]
             self._stop.set()
         for thread in threads:
@@ -101,6 +105,10 @@ class _IndexCache:
             self._stop = threading.Event()
             self._poller = None
             self._builder = None
+
+    def _counted(self, index: KnowledgeIndex) -> None:
+        self.rows_read += index.rows_read
+        self.rows_tokenised += index.rows_tokenised
 
     def current(self) -> KnowledgeIndex | None:
         return self._current
@@ -218,14 +226,19 @@ class _IndexCache:
                             previous=previous,
                             vector_dim=_vector_dim(),
                             pause=_behind_requests,
+                            stored_rows=_stored_rows(load),
                         )
+                        self._counted(index)
                         logger.info(
-                            "knowledge index %s: %d entries (%d read) read in %.2f s, built in %.2f s",
+                            "knowledge index %s: %d entries (%d read) read in %.2f s, built in %.2f s "
+                            "(rows added: %d as stored, %d tokenised)",
                             version,
                             len(records),
                             read,
                             was_read - started,
                             time.monotonic() - was_read,
+                            index.rows_read,
+                            index.rows_tokenised,
                         )
                 except Exception:
                     logger.warning("knowledge index: background build of %s failed", version, exc_info=True)
@@ -268,7 +281,10 @@ class _IndexCache:
                 return
             records, snapshot, read = read_for_build(version, load, snapshot, lambda: None)
             self.entries_read += read
-            index = build_index(version, records, previous=previous, vector_dim=_vector_dim())
+            index = build_index(
+                version, records, previous=previous, vector_dim=_vector_dim(), stored_rows=_stored_rows(load)
+            )
+            self._counted(index)
         self._install(index, snapshot, generation)
 
     # --- the poller of a shared store ---
@@ -313,6 +329,11 @@ class _IndexCache:
                             self._want(version, load)
         finally:
             _release_connections()
+
+
+def _stored_rows(load: object) -> Callable[[Collection[int]], dict[int, bytes]] | None:
+    """Where the rows the import counted are read from, when ``load`` keeps them."""
+    return load.bm25_rows if isinstance(load, StoredRowsSource) else None
 
 
 def _behind_requests() -> None:
@@ -384,6 +405,12 @@ def knowledge_index_entries_read() -> int:
     """How many entries this process's index builds read from the store since it started (or since the
     last forget): a build after a change reads only the changed packs'."""
     return _cache.entries_read
+
+
+def knowledge_index_rows_counted() -> tuple[int, int]:
+    """Of the BM25 rows this process's builds added to an index since it started (or since the last
+    forget): how many were read as the import counted them, and how many were tokenised here."""
+    return _cache.rows_read, _cache.rows_tokenised
 
 
 def knowledge_index_settle(timeout: float = 30.0) -> bool:

@@ -68,3 +68,12 @@ class SearchSource(Protocol):
     def vectors(self, chunk_ids: Collection[int]) -> dict[int, bytes]:
         """The usable vectors (current model, pack embedding on) stored for ``chunk_ids`` by now."""
         ...
+
+
+@runtime_checkable
+class StoredRowsSource(Protocol):
+    """A store that keeps each chunk's BM25 row counted at import (``knowledge.search.stored_rows``)."""
+
+    def bm25_rows(self, chunk_ids: Collection[int]) -> dict[int, bytes]:
+        """The stored rows of ``chunk_ids`` (a chunk without one is left out)."""
+        ...

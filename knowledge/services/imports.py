@@ -28,6 +28,8 @@ from knowledge.packs import (
     PackRejected,
     title_key,
 )
+from knowledge.search.chunking import row_texts
+from knowledge.search.stored_rows import rows_stored_form
 from knowledge.services.store import (
     SWITCH_WAIT_SECONDS,
     KnowledgeRefused,
@@ -179,16 +181,39 @@ def version_build(
     for start in range(0, len(pack.entries), BUILD_BATCH):
         if should_stop():
             raise _Stopped
+        batch = pack.entries[start : start + BUILD_BATCH]
+        # Counted before the transaction: on SQLite it holds the one write lock.
+        counted = _batch_rows_counted(batch, prepared.chunks[start : start + BUILD_BATCH])
         with transaction.atomic():
-            batch = pack.entries[start : start + BUILD_BATCH]
             ids = _entries_insert(version.pk, start, batch)
             chunks = []
             for ordinal_of_entry, entry_id in ids:
+                rows = counted[ordinal_of_entry - start]
                 for ordinal, text in enumerate(prepared.chunks[ordinal_of_entry]):
                     vector, model_id = reusable.get(text, (None, ""))
-                    chunks.append((version.pk, entry_id, ordinal, text, vector, model_id, 0, False))
+                    chunks.append(
+                        (version.pk, entry_id, ordinal, text, vector, model_id, 0, False, rows[ordinal])
+                    )
             _chunks_insert(chunks)
     return version
+
+
+def _batch_rows_counted(entries: Sequence[PackEntry], chunks: Sequence[list[str]]) -> list[list[bytes]]:
+    """Each entry's BM25 rows counted, one a chunk, in their stored form: tokenised once here, in the
+    task worker, rather than by every server that takes the pack into its index."""
+    texts = [
+        row_texts(
+            title=entry.title,
+            aliases=entry.aliases,
+            recognition=entry.recognition,
+            summary=entry.summary,
+            tags=entry.tags,
+            chunks=entry_chunks,
+        )
+        for entry, entry_chunks in zip(entries, chunks, strict=True)
+    ]
+    stored = iter(rows_stored_form([text for rows in texts for text in rows]))
+    return [[next(stored) for _ in rows] for rows in texts]
 
 
 _ENTRY_COLUMNS = (
@@ -202,7 +227,17 @@ _ENTRY_COLUMNS = (
     "recognition",
     "tags",
 )
-_CHUNK_COLUMNS = ("version_id", "entry_id", "ordinal", "text", "vector", "model_id", "attempts", "failed")
+_CHUNK_COLUMNS = (
+    "version_id",
+    "entry_id",
+    "ordinal",
+    "text",
+    "vector",
+    "model_id",
+    "attempts",
+    "failed",
+    "bm25_row",
+)
 
 
 def _rows_insert(table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:

@@ -216,7 +216,7 @@ def test_the_recall_views_term_rows_list_each_live_row_holding_a_term() -> None:
 
 def test_a_build_paused_between_slices_answers_as_one_built_in_one_go(monkeypatch) -> None:
     monkeypatch.setattr("knowledge.search.index.PAUSE_EVERY_DERIVED", 5)
-    monkeypatch.setattr("knowledge.search.index.PAUSE_EVERY_ROWS", 2)
+    monkeypatch.setattr("knowledge.search.view_update.PAUSE_EVERY_ROWS", 2)
     first = index_of(meme(), duck(), *FILLER, version="v1")
     added = [entry(f"新条目{n}", f"第{n}个新的网络流行语条目，用来测试分片构建。") for n in range(12)]
     later = [meme(), duck(), *FILLER, *added]
