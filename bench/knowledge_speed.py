@@ -16,10 +16,15 @@ diagnostics row), the model loaded as a server at rest has it:
    the entries, unrelated questions) and as many ``/query_memory`` calls on a 2 000-fact character;
 2. as many packs removed (``POST packs/remove``) as the capacity needs, then a ~10 MiB pack of 5 000
    entries posted to ``POST packs/import`` and its job run in a second process started beforehand (as
-   a task worker that is already running runs it); lookups and ``/query_memory`` alternate until a
-   lookup of a name only that version has matches ("active", timed from the post: the job, then this
-   process's index of it). The import is repeated, a new version of the pack each round, until
-   ``--during-calls`` of each were taken, and their latencies are compared with those at rest;
+   a task worker that is already running runs it, at the task cluster's priority, nice 10); lookups
+   and ``/query_memory`` alternate until a lookup of a name only that version has matches ("active",
+   timed from the post: the job, then this process's index of it). The import is repeated, a new
+   version of the pack each round, until ``--during-calls`` of each were taken, and their latencies
+   are compared with those at rest taken the same way between the rounds: after each round's index
+   settled, as many rounds of the same calls (a lookup, ``/query_memory``, the job's state read, a
+   probe lookup) as its window took, so both figures have as many samples, the same warm state and
+   the same load of the machine (step 1's calls, back to back, read a warmer state: printed, not
+   compared);
 3. the vector fill run in a second process with the model loaded, until every chunk of the new pack
    has its vector (timed).
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import random
 import subprocess
@@ -213,9 +219,12 @@ def queries_for(entries: list[dict[str, Any]], count: int, seed: int) -> list[st
 
 
 def worker(code: str, *, stdin: int | None = None) -> subprocess.Popen[bytes]:
-    """A second process on the same database, as a task worker would run the job."""
+    """A second process on the same database, as a task worker would run the job: at the priority
+    ``manage.py serve`` gives its task cluster (background work yields the CPU to the requests)."""
+    from nekomem.runtime.management.commands.serve import CLUSTER_NICENESS
+
     script = (
-        "import django, os\n"
+        f"import django, os\nos.nice({CLUSTER_NICENESS})\n"
         "from nekomem.runtime.native_threads import single_threaded_here\n"
         "single_threaded_here()\n"
         "django.setup()\n"
@@ -224,7 +233,11 @@ def worker(code: str, *, stdin: int | None = None) -> subprocess.Popen[bytes]:
         "assert startup_run()\n" + code
     )
     return subprocess.Popen(
-        [sys.executable, "-c", script], cwd=REPO_ROOT, env=dict(os.environ), stdin=stdin, stdout=stdin
+        [sys.executable, "-c", script],
+        cwd=REPO_ROOT,
+        env=dict(os.environ),
+        stdin=stdin,
+        stdout=stdin,
     )
 
 
@@ -260,6 +273,9 @@ def main() -> None:
     from nekomem.runtime.startup import startup_run
     from nekomem.runtime.warmups import warm_ups_before_serving
 
+    # The serving process's index builds (entries read, build time, rows read as stored or tokenised):
+    # where an import's window goes after its job.
+    logging.getLogger("knowledge.search.index_cache").setLevel(logging.INFO)
     call_command("migrate", verbosity=0)
     if not startup_run():
         raise SystemExit("startup failed")
@@ -327,7 +343,7 @@ def main() -> None:
         ),
         ("lookup results at rest", ", ".join(f"{k} {v}" for k, v in sorted(modes.items()))),
         (
-            "/query_memory p50 / p95 at rest, ms",
+            "/query_memory p50 / p95 at rest (back to back), ms",
             f"{percentile(memory_rest, 0.5):.1f} / {percentile(memory_rest, 0.95):.1f}",
         ),
     ]
@@ -414,6 +430,11 @@ def main() -> None:
     memory_during: list[float] = []
     memory_job: list[float] = []
     memory_index: list[float] = []
+    # At rest, measured the same way: after each round (its index settled, nothing importing), as many
+    # rounds of the same four calls as its window took, so the two figures have the same samples, the
+    # same warm state (a lookup before each /query_memory) and the same load of the shared machine.
+    rest_between: list[float] = []
+    memory_rest_between: list[float] = []
     active_s = job_s = None
     first_job = ""
     rounds = 0
@@ -443,6 +464,14 @@ def main() -> None:
                 break
         rounds += 1
         knowledge_index_settle(120)
+        resting = f"bigprobe{rounds}"  # next round's: no version has it yet, as during the window
+        for _ in range(len(memory_during) - len(memory_rest_between)):
+            elapsed, _ = lookup(queries[n % len(queries)])
+            rest_between.append(elapsed)
+            memory_rest_between.append(query_memory(n))
+            n += 1
+            import_pending(import_id)
+            lookup(resting, budget_ms=50)
     importer.stdin.close()
     importer.wait(600)
     jobs = client.get("/internal/knowledge/packs/jobs").json()["jobs"]
@@ -471,12 +500,25 @@ def main() -> None:
             f"{len(memory_index)}, {percentile(memory_index, 0.95):.1f}",
         ),
         (
+            "/query_memory p50 / p95 at rest between the imports, ms",
+            f"{percentile(memory_rest_between, 0.5):.1f} / {percentile(memory_rest_between, 0.95):.1f}"
+            f" ({len(memory_rest_between)} calls)",
+        ),
+        (
+            "lookup p50 / p95 at rest between the imports, ms",
+            f"{percentile(rest_between, 0.5):.1f} / {percentile(rest_between, 0.95):.1f}",
+        ),
+        (
             "big pack active (BM25) after, s (first round)",
             f"{active_s:.1f}" if active_s is not None else "NOT within the deadline",
         ),
         (
             "import job done after, s (first round)",
             f"{job_s:.1f} ({state['state']} {state['reason']})".strip() if job_s is not None else "NOT done",
+        ),
+        (
+            "  then this process's index of it, s",
+            f"{active_s - job_s:.1f}" if active_s is not None and job_s is not None else "-",
         ),
     ]
 
@@ -498,7 +540,11 @@ def main() -> None:
     total = KnowledgeChunk.objects.filter(version__pack_id="bench-big").count()
     rows.append(("big pack vectors filled (model load included), s", f"{vectors_s:.1f} ({ready}/{total})"))
 
-    memory_ratio = percentile(memory_during, 0.95) / percentile(memory_rest, 0.95) - 1
+    # Against the calls at rest taken the same way between the imports (see above); the back-to-back
+    # figure of phase 1 is printed too, but 200 calls in a row with nothing between them are a warmer
+    # state than a chat server's calls, each after a lookup, at rest or not.
+    memory_ratio = percentile(memory_during, 0.95) / percentile(memory_rest_between, 0.95) - 1
+    back_to_back_ratio = percentile(memory_during, 0.95) / percentile(memory_rest, 0.95) - 1
     rows += [
         ("targets", ""),
         ("  lookup p95 at rest ≤ 20 ms", "met" if percentile(rest, 0.95) <= TARGETS["rest"] else "MISSED"),
@@ -509,8 +555,9 @@ def main() -> None:
         ("  active ≤ 10 s", "met" if active_s is not None and active_s <= TARGETS["active_s"] else "MISSED"),
         ("  vectors ≤ 2 min", "met" if vectors_s <= TARGETS["vectors_s"] and ready == total else "MISSED"),
         (
-            "  /query_memory p95 within 20 %",
-            f"{memory_ratio:+.0%} ({'met' if memory_ratio <= TARGETS['query_memory'] else 'MISSED'})",
+            "  /query_memory p95 within 20 % (of at rest between the imports)",
+            f"{memory_ratio:+.0%} ({'met' if memory_ratio <= TARGETS['query_memory'] else 'MISSED'}); "
+            f"of back to back {back_to_back_ratio:+.0%}",
         ),
         ("load average (1 min) / cores", f"{os.getloadavg()[0]:.1f} / {os.cpu_count()}"),
     ]

@@ -54,3 +54,16 @@ def test_flat_rows_hold_each_rows_terms_capped_counts_and_length() -> None:
     assert rows.keys.tolist() == [key for counts, _ in counted for key in counts]
     assert rows.tfs.tolist() == [min(tf, 255) for counts, _ in counted for tf in counts.values()]
     assert rows.tfs.max() == 255
+
+
+def test_flat_rows_appended_to_a_fresh_view_answer_as_counted_rows_do() -> None:
+    # Nothing appended since the freeze: the flat rows become the added segment as they are.
+    one_by_one = Bm25View(LEXICAL_VIEWS["words"], BASE)
+    flat = Bm25View(LEXICAL_VIEWS["words"], BASE)
+    one_by_one.append_counted(one_by_one.counted(ADDED))
+    flat.append_flat(flat.counted_flat(ADDED))
+    flat.append_flat(flat.counted_flat(["duck 公园 again"]))  # and a second append merges into it
+    one_by_one.append_counted(one_by_one.counted(["duck 公园 again"]))
+    for terms in QUERIES:
+        tokens = [token for term in terms for token in LEXICAL_VIEWS["words"](term, ())]
+        assert np.array_equal(flat.term_scores(tokens), one_by_one.term_scores(tokens)), terms
