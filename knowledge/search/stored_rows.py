@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -36,19 +36,28 @@ def row_digest(text: str) -> bytes:
     return hashlib.blake2b(encoded, digest_size=DIGEST_BYTES, key=STAMP).digest()
 
 
-def rows_stored_form(texts: Sequence[str]) -> list[bytes]:
-    """Each row of ``texts`` counted as the index counts it (``counted_flat``), in its stored form."""
-    rows = counted_flat(list(texts))
-    out: list[bytes] = []
-    at = 0
-    for text, terms, length in zip(texts, rows.terms.tolist(), rows.lengths.tolist(), strict=True):
-        out.append(
-            _HEADER.pack(row_digest(text), length)
-            + rows.keys[at : at + terms].tobytes()
-            + rows.tfs[at : at + terms].tobytes()
+def rows_stored_form(texts: Sequence[str], known: Mapping[bytes, bytes] | None = None) -> list[bytes]:
+    """Each row of ``texts`` counted as the index counts it (``counted_flat``), in its stored form.
+    ``known``: stored rows by their digest (``stored_digest``; a previous version's), taken as they
+    are for a text of that digest instead of counting it again."""
+    digests = [row_digest(text) for text in texts]
+    out: list[bytes | None] = [known.get(digest) for digest in digests] if known else [None] * len(texts)
+    missing = [at for at, row in enumerate(out) if row is None]
+    rows = counted_flat([texts[at] for at in missing])
+    start = 0
+    for at, terms, length in zip(missing, rows.terms.tolist(), rows.lengths.tolist(), strict=True):
+        out[at] = (
+            _HEADER.pack(digests[at], length)
+            + rows.keys[start : start + terms].tobytes()
+            + rows.tfs[start : start + terms].tobytes()
         )
-        at += terms
-    return out
+        start += terms
+    return [row for row in out if row is not None]
+
+
+def stored_digest(row: bytes) -> bytes:
+    """The digest a stored row was counted for (of the tokeniser's stamp and the row's text)."""
+    return row[:DIGEST_BYTES]
 
 
 def rows_from_stored(texts: Sequence[str], stored: Sequence[bytes | None]) -> list[CountedRows | None]:

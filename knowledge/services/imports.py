@@ -29,7 +29,7 @@ from knowledge.packs import (
     title_key,
 )
 from knowledge.search.chunking import row_texts
-from knowledge.search.stored_rows import rows_stored_form
+from knowledge.search.stored_rows import rows_stored_form, stored_digest
 from knowledge.services.store import (
     SWITCH_WAIT_SECONDS,
     KnowledgeRefused,
@@ -170,20 +170,24 @@ def version_build(
         chunks_total=prepared.chunks_total,
         size_bytes=len(prepared.canonical),
     )
-    # A chunk whose text did not change keeps its vector: a re-import does not embed it again.
+    # A chunk whose text did not change keeps its vector: a re-import does not embed it again. A row
+    # whose text did not change keeps its counted form: a re-import does not tokenise it again.
     reusable: dict[str, tuple[bytes, str]] = {}
+    counted_before: dict[bytes, bytes] = {}
     if previous is not None:
-        for text, vector, model_id in KnowledgeChunk.objects.filter(
-            version=previous, vector__isnull=False
-        ).values_list("text", "vector", "model_id"):
+        for text, vector, model_id, row in KnowledgeChunk.objects.filter(version=previous).values_list(
+            "text", "vector", "model_id", "bm25_row"
+        ):
             if vector is not None:
                 reusable[text] = (bytes(vector), model_id)
+            if row is not None:
+                counted_before[stored_digest(bytes(row))] = bytes(row)
     for start in range(0, len(pack.entries), BUILD_BATCH):
         if should_stop():
             raise _Stopped
         batch = pack.entries[start : start + BUILD_BATCH]
         # Counted before the transaction: on SQLite it holds the one write lock.
-        counted = _batch_rows_counted(batch, prepared.chunks[start : start + BUILD_BATCH])
+        counted = _batch_rows_counted(batch, prepared.chunks[start : start + BUILD_BATCH], counted_before)
         with transaction.atomic():
             ids = _entries_insert(version.pk, start, batch)
             chunks = []
@@ -198,9 +202,12 @@ def version_build(
     return version
 
 
-def _batch_rows_counted(entries: Sequence[PackEntry], chunks: Sequence[list[str]]) -> list[list[bytes]]:
+def _batch_rows_counted(
+    entries: Sequence[PackEntry], chunks: Sequence[list[str]], known: dict[bytes, bytes]
+) -> list[list[bytes]]:
     """Each entry's BM25 rows counted, one a chunk, in their stored form: tokenised once here, in the
-    task worker, rather than by every server that takes the pack into its index."""
+    task worker, rather than by every server that takes the pack into its index (a row ``known`` by
+    its digest, from the previous version, is not tokenised again)."""
     texts = [
         row_texts(
             title=entry.title,
@@ -212,7 +219,7 @@ def _batch_rows_counted(entries: Sequence[PackEntry], chunks: Sequence[list[str]
         )
         for entry, entry_chunks in zip(entries, chunks, strict=True)
     ]
-    stored = iter(rows_stored_form([text for rows in texts for text in rows]))
+    stored = iter(rows_stored_form([text for rows in texts for text in rows], known))
     return [[next(stored) for _ in rows] for rows in texts]
 
 

@@ -5,6 +5,7 @@ other names, another tokeniser, none stored), and answers exactly as an index bu
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Collection
 
 import numpy as np
@@ -16,7 +17,7 @@ from knowledge.search import build_index
 from knowledge.search.chunking import row_texts
 from knowledge.search.index import KnowledgeIndex
 from knowledge.search.index_cache import knowledge_index_rows_counted
-from knowledge.search.stored_rows import rows_from_stored, rows_stored_form
+from knowledge.search.stored_rows import rows_from_stored, rows_stored_form, stored_digest
 from knowledge.search.tokenising import counted_flat
 from knowledge.search.types import SearchEntry
 from tests.knowledge.factories import pack_bytes
@@ -178,3 +179,37 @@ def test_rows_the_store_holds_for_other_text_are_tokenised_again() -> None:
         assert index.rank(query, material_type="auto", limit=50) == fresh.rank(
             query, material_type="auto", limit=50
         ), query
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reimport_keeps_the_rows_it_counted_for_unchanged_text_and_counts_the_changed_ones() -> None:
+    services.knowledge_enabled_set(enabled=False)
+    pack = random_pack(random.Random(13), "alpha.test", None)
+    services.knowledge_pack_install(raw=pack_bytes(pack))
+    kept, changed = pack["entries"][0], pack["entries"][1]
+    old = {
+        chunk.entry.title: chunk
+        for chunk in KnowledgeChunk.objects.filter(version__pack_id="alpha.test").select_related("entry")
+    }
+    # A marker under the kept row's digest: found again in the new version only if it was taken as it
+    # is rather than counted again.
+    marker = stored_digest(bytes(old[kept["title"]].bm25_row or b"")) + struct.pack("<i", 1) + bytes(9)
+    KnowledgeChunk.objects.filter(pk=old[kept["title"]].pk).update(bm25_row=marker)
+    changed["content"] = "an entirely new text about green tea 绿茶"
+    services.knowledge_pack_install(raw=pack_bytes(pack))
+    new = {
+        chunk.entry.title: chunk
+        for chunk in KnowledgeChunk.objects.filter(version__pack_id="alpha.test").select_related("entry")
+    }
+    assert new[kept["title"]].version_id != old[kept["title"]].version_id
+    assert bytes(new[kept["title"]].bm25_row or b"") == marker
+    item = new[changed["title"]].entry
+    text = row_texts(
+        title=item.title,
+        aliases=item.aliases,
+        recognition=item.recognition,
+        summary=item.summary,
+        tags=item.tags,
+        chunks=[new[changed["title"]].text],
+    )[0]
+    assert bytes(new[changed["title"]].bm25_row or b"") == rows_stored_form([text])[0]
