@@ -435,7 +435,7 @@ def main() -> None:
     # same warm state (a lookup before each /query_memory) and the same load of the shared machine.
     rest_between: list[float] = []
     memory_rest_between: list[float] = []
-    active_s = job_s = None
+    active_s = job_s = post_s = None
     first_job = ""
     rounds = 0
     n = 0
@@ -443,6 +443,7 @@ def main() -> None:
     while len(during) < args.during_calls and time.perf_counter() < deadline:
         posted = time.perf_counter()
         job_id, import_id, probe = import_started(rounds)
+        post_s = post_s if rounds else time.perf_counter() - posted
         first_job = first_job or job_id
         pending = True
         while time.perf_counter() < deadline:
@@ -515,6 +516,10 @@ def main() -> None:
         (
             "import job done after, s (first round)",
             f"{job_s:.1f} ({state['state']} {state['reason']})".strip() if job_s is not None else "NOT done",
+        ),
+        (
+            "  of which the POST (the pack checked and staged by this process), s",
+            f"{post_s:.1f}" if post_s is not None else "-",
         ),
         (
             "  then this process's index of it, s",

@@ -134,7 +134,10 @@ _CHAT_TOKEN = re.compile(
 )
 _ROLE_MARKER = re.compile(r"(?im)^[ \t]*(?:system|developer|assistant|user|human)[ \t]*[:：]")
 _LINE_BREAKS = str.maketrans({"\u0085": "\n", "\u2028": "\n", "\u2029": "\n", "\r": "\n"})
-_SPACES = re.compile(r"[ \t]+")
+_LINE_BREAK_CHARS = ("\u0085", "\u2028", "\u2029", "\r")
+# Runs that change when collapsed to one space: a lone space is left as it is (most of a text's
+# matches otherwise, each replaced by itself).
+_SPACES = re.compile(r"[ \t]{2,}|\t")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _WHITESPACE = re.compile(r"\s+")
 # Removing one token can join the halves of another (<|im_<|im_end|>start|>): repeat, but boundedly.
@@ -143,7 +146,9 @@ _MARKUP_PASSES = 16
 
 def strip_chat_markup(text: str) -> str:
     """Chat-control tokens and line-leading role markers removed until nothing changes."""
-    text = _INVISIBLE_RE.sub("", text.translate(_LINE_BREAKS))
+    if any(char in text for char in _LINE_BREAK_CHARS):  # a translation table walks every character
+        text = text.translate(_LINE_BREAKS)
+    text = _INVISIBLE_RE.sub("", text)
     for _ in range(_MARKUP_PASSES):
         cleaned = _ROLE_MARKER.sub("", _CHAT_TOKEN.sub("", text))
         if cleaned == text:
