@@ -184,8 +184,9 @@ def _row_keys(character: Character, lines: list[HistoryLine]) -> dict[tuple[str,
     was imported under; a row deleted before the export has no row here, so all its versions share one
     key no other row holds or will be given: the one versions added by an earlier import named, else one
     reserved from the table's sequence. A restore of such a version re-creates the row under that key,
-    and the row's later versions name it too. A layer with no row model keeps such versions keyless
-    (a restore of them is refused)."""
+    and the row's later versions name it too. A layer whose keys are not a table's (the memo's is its
+    character's) names the key it gives (``HistoryLayer.row_key``); any other layer with no row model
+    keeps such versions keyless (a restore of them is refused)."""
     wanted: dict[str, set[str]] = {}
     for line in lines:
         layer_name, row = _row_of(line)
@@ -194,6 +195,9 @@ def _row_keys(character: Character, lines: list[HistoryLine]) -> dict[tuple[str,
     for name, rows in sorted(wanted.items()):
         layer = history_layer(name)
         if layer is None:
+            continue
+        if layer.row_key is not None:  # the key is the character's, not the table's: no row to look up
+            keys.update({(name, row): layer.row_key(character.pk, row) for row in rows})
             continue
         current = layer.current(character.pk)
         keys.update({(name, row): current[row][0] for row in rows if row in current})

@@ -139,6 +139,10 @@ class HistoryLayer:
     held_snapshot: Callable[[Any], tuple[str, dict[str, Any]]] | None = None
     # The model of the rows: an import reserves keys in its table for the versions of deleted rows.
     row_type: type | None = None
+    # (character, row id) -> the row's primary key, for a layer whose keys do not come from a table's
+    # sequence (the memo's is its character's): what an import names the versions of such a row by, there
+    # or not, so they stay restorable in the database they were imported into.
+    row_key: Callable[[int, str], int] | None = None
 
 
 _history_layers: dict[str, HistoryLayer] = {}

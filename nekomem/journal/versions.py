@@ -10,6 +10,8 @@ row's history, the timeline, undo, restore, rollback) is the ``history`` app's.
 from __future__ import annotations
 
 import functools
+import os
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -132,19 +134,29 @@ def _versions_insert(
     template = list(columns.constant)
     for position, field, prepare in columns.per_change:
         value = shared[field.attname] if field.attname in shared else field.get_default()
-        template[position] = field.get_db_prep_save(value, connection) if prepare else value
-    (at_id, id_field), (at_payload, payload_field) = columns.event_id, columns.payload
+        # ``prepared``: the values here are what ``get_prep_value`` would return (an aware datetime,
+        # strings), so only the backend's adaptation is left of ``get_db_prep_save``.
+        template[position] = field.get_db_prep_value(value, connection, prepared=True) if prepare else value
+    at_id, (at_payload, payload_field), at_row = columns.event_id[0], columns.payload, columns.row
     detail = current_detail()
-    extra = {"detail": detail} if detail else {}
+    native_uuid = columns.native_uuid
     rows = []
     for pk, row_id, fields in versions:
         values = template.copy()
-        event_id = id_field.get_default()
-        values[at_id] = event_id if columns.native_uuid else event_id.hex
-        values[at_payload] = payload_field.get_db_prep_save({"pk": pk, "fields": fields, **extra}, connection)
-        values[columns.row] = row_id
+        event_id = _random_event_id()
+        values[at_id] = uuid.UUID(int=event_id) if native_uuid else f"{event_id:032x}"
+        payload = {"pk": pk, "fields": fields, "detail": detail} if detail else {"pk": pk, "fields": fields}
+        values[at_payload] = payload_field.get_db_prep_value(payload, connection, prepared=True)
+        values[at_row] = row_id
         rows.append(values)
-    prepared_rows_insert(Event, rows)
+    prepared_rows_insert(Event, rows, connection=connection)
+
+
+def _random_event_id() -> int:
+    """A version's event id: what ``uuid.uuid4()`` makes (16 bytes of ``os.urandom``, the version and
+    variant bits set), as an integer, without a ``UUID`` object built and read back on every memory write
+    (issue 49). Not ``random``: a seeded generator (a test framework seeds it per example) repeats ids."""
+    return int.from_bytes(os.urandom(16)) & ~(0xF000 << 64 | 0xC000 << 48) | 0x4000 << 64 | 0x8000 << 48
 
 
 @functools.cache
@@ -162,14 +174,15 @@ def _held_snapshots(
     wanted = set(pks)
     found: dict[int, tuple[str, dict[str, Any]]] = {}
     for row in held:
+        if not (isinstance(row, layer.row_type) and isinstance(row, Model)):
+            continue
+        pk = row.pk
         if (
-            isinstance(row, layer.row_type)
-            and isinstance(row, Model)
-            and row.pk in wanted
+            pk in wanted
             and getattr(row, "character_id", None) == character_id
             and _loaded_fields(type(row)) <= row.__dict__.keys()  # no deferred field
         ):
-            found[row.pk] = layer.held_snapshot(row)
+            found[pk] = layer.held_snapshot(row)
     return found
 
 

@@ -87,4 +87,5 @@ MEMO_HISTORY = HistoryLayer(
     restore=memo_version_restore,
     archive=memo_version_archive,
     subject_of=lambda fields: "",
+    row_key=lambda character_id, row_id: character_id,
 )

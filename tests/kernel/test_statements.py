@@ -3,14 +3,18 @@ prepares them: JSON, aware datetimes, booleans, ``auto_now_add`` stamps), only f
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, connection, transaction
 from django.forms.models import model_to_dict
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from facts.models import Fact
-from nekomem.statements import instances_insert
+from nekomem.journal.models import Event
+from nekomem.statements import insert_preparers, instances_insert, prepared_rows_insert
 from recent.models import RawMessage, RecentMessage
 from tests.characters.factories import CharacterFactory
 from tests.facts.factories import FactFactory
@@ -71,3 +75,46 @@ def test_auto_now_add_stamps_are_filled() -> None:
     )
     row = RecentMessage.objects.get(character=character)
     assert row.created_at >= before and row.data == {"content": "嗨"}
+
+
+def _event_row(character_id: int, event_id: uuid.UUID) -> list:
+    """One ``journal_event`` row as ``prepared_rows_insert`` takes it (values prepared, column order)."""
+    values = {
+        "event_id": event_id,
+        "character_id": character_id,
+        "type": "memory.version",
+        "ts": timezone.now(),
+        "payload": {"pk": 1, "fields": {"text": "主人养了一只橘猫"}},
+        "seed": False,
+        "cause": "edit",
+        "source": "rest:abc",
+        "layer": "facts",
+        "row": "fact_1",
+    }
+    return [
+        field.get_db_prep_save(values[field.attname], connection) if prepare else values[field.attname]
+        for field, prepare in insert_preparers(Event)
+    ]
+
+
+def test_a_prepared_insert_in_a_transaction_is_seen_and_fails_as_the_orms_would() -> None:
+    """Inside a transaction the SQLite insert skips Django's cursor only while nothing watches: a query log
+    (a test counting statements) still sees it, and a duplicate is Django's IntegrityError either way,
+    leaving the transaction to roll back."""
+    character = CharacterFactory.create()
+    event_id = uuid.uuid4()
+    with transaction.atomic():
+        prepared_rows_insert(Event, [_event_row(character.pk, event_id)])
+        with CaptureQueriesContext(connection) as seen:
+            prepared_rows_insert(Event, [_event_row(character.pk, uuid.uuid4())])
+        assert [q["sql"] for q in seen.captured_queries if 'INTO "journal_event"' in q["sql"]]
+    stored = Event.objects.get(event_id=event_id)
+    assert stored.payload == {"pk": 1, "fields": {"text": "主人养了一只橘猫"}} and stored.row == "fact_1"
+    for watched in (False, True):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            if watched:
+                with CaptureQueriesContext(connection):
+                    prepared_rows_insert(Event, [_event_row(character.pk, event_id)])
+            else:
+                prepared_rows_insert(Event, [_event_row(character.pk, event_id)])
+    assert Event.objects.filter(character=character).count() == 2
