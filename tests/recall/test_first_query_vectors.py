@@ -129,17 +129,17 @@ def test_a_backlog_of_several_ticks_is_saved_once_when_drained(
     client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require_muse()
-    # An import's vectors, two a round: the first tick runs one round and hands over to the next one
-    # (run inline here), which drains the rest. The file is saved once, when nothing waits any more,
-    # not after each tick: each save loads it and fills every vector since.
-    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 2)
-    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 2)
+    # An import's vectors, one a round: the first tick runs one round and hands over to the next one
+    # (run inline here), which drains the other three. The file is saved once, when nothing waits any
+    # more, not after each tick: each save loads it and fills every vector since.
+    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 1)
+    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 1)
     monkeypatch.setattr("recall.tasks.time", _Clock())
     now = timezone.now()
     import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
     character = Character.objects.get(name=NAME)
     saves = index_cache.counters["snapshot_saves"]
-    assert embedding_backfill_tick(budget=1.5) == 2  # this tick's round; the next tick's 2 come after it
+    assert embedding_backfill_tick(budget=1.5) == 1  # this tick's round; the next tick's 3 come after it
     assert not Fact.objects.filter(character=character, embedding="").exists()
     assert index_cache.counters["snapshot_saves"] == saves + 1
     assert not backlogs_marked()  # drained: nothing left for a later tick to save
@@ -165,5 +165,24 @@ def test_a_backlog_still_draining_is_saved_when_its_last_save_is_old_enough(
     import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
     saves = index_cache.counters["snapshot_saves"]
     embedding_backfill_tick(budget=1.5)
+    assert index_cache.counters["snapshot_saves"] == saves + 2
+    assert not backlogs_marked()
+
+
+@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
+def test_a_backlog_the_next_tick_drains_is_saved_ahead_of_it(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_muse()
+    # Two rows left after a tick that embedded two: the next tick drains them, so the file is saved
+    # now too, and the save once drained fills only that tick's vectors (a start right after the
+    # backfill then finds it saved, rather than a save of every vector since still running).
+    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 2)
+    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 2)
+    monkeypatch.setattr("recall.tasks.time", _Clock())
+    now = timezone.now()
+    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
+    saves = index_cache.counters["snapshot_saves"]
+    assert embedding_backfill_tick(budget=1.5) == 2
     assert index_cache.counters["snapshot_saves"] == saves + 2
     assert not backlogs_marked()
