@@ -108,14 +108,6 @@ def characters_needing_vectors(*, model_id: str) -> list[int]:
     return list(dict.fromkeys(found))
 
 
-def vectors_pending(*, character_id: int, model_id: str) -> int:
-    """Facts and uncovered raw turns of one character still waiting for a vector of ``model_id`` (the
-    few persona entries and reflections aside): how much of a backlog is left."""
-    facts = Fact.with_subjects.filter(fact_vector_missing(model_id), archived=False)
-    turns = raw_turns_without_vectors(character_id=character_id, model_id=model_id)
-    return facts.filter(character_id=character_id).count() + turns
-
-
 def fact_vector_coverage(model_id: str) -> VectorCoverage:
     """Facts with a vector of ``model_id`` and facts the backfill still has to embed, for the status
     report: one aggregate over the table, the same SQL test as ``characters_needing_vectors`` (a text

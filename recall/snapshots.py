@@ -62,50 +62,7 @@ def snapshots_remove(*, character_id: int) -> int:
     for path in folder.glob(f"{character_id}-*.pickle"):
         path.unlink(missing_ok=True)
         removed += 1
-    (folder / f"{character_id}{BACKLOG_SUFFIX}").unlink(missing_ok=True)
     return removed
-
-
-# --- a backfill's backlog -------------------------------------------------------------------------------
-# Kept beside the saved indexes, not in a process: consecutive backfill ticks run in any task worker,
-# and one that starts after a crash still knows a backlog's vectors are not in the saved file yet.
-BACKLOG_SUFFIX = ".backlog"
-
-
-def backlog_since(*, character_id: int) -> float | None:
-    """When the character's unsaved backlog of vectors began (or was last saved), or None."""
-    folder = _database_folder()
-    try:
-        return None if folder is None else (folder / f"{character_id}{BACKLOG_SUFFIX}").stat().st_mtime
-    except OSError:
-        return None
-
-
-def backlog_mark(*, character_id: int) -> float | None:
-    """A backlog of the character's vectors begins (or was just saved and goes on) now; returns now,
-    or None when indexes are not saved at all."""
-    folder = _database_folder()
-    if folder is None:
-        return None
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{character_id}{BACKLOG_SUFFIX}"
-    path.touch()
-    return path.stat().st_mtime
-
-
-def backlog_drop(*, character_id: int) -> None:
-    folder = _database_folder()
-    if folder is not None:
-        (folder / f"{character_id}{BACKLOG_SUFFIX}").unlink(missing_ok=True)
-
-
-def backlogs_marked() -> list[int]:
-    """Characters with a backlog not saved yet (a tick that died before it saved leaves one)."""
-    folder = _database_folder()
-    if folder is None or not folder.is_dir():
-        return []
-    heads = (path.name.removesuffix(BACKLOG_SUFFIX) for path in folder.glob(f"*{BACKLOG_SUFFIX}"))
-    return sorted(int(head) for head in heads if head.isdigit())
 
 
 # A character's older saved indexes (another model, other stop names, an older FORMAT) are never read

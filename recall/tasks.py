@@ -21,25 +21,18 @@ from recall.backfill import (
     embedding_backfill,
     fact_pairs_pass,
     raw_turn_vectors_prune_covered,
-    vectors_pending,
 )
 from recall.index_cache import recall_indexes_save_vectors
 from recall.selectors import characters_with_unvectored_turns
 from recall.services import recall_retention
-from recall.snapshots import backlog_drop, backlog_mark, backlog_since, backlogs_marked
 
 logger = logging.getLogger(__name__)
 
 BACKFILL_TASK = "recall.tasks.embedding_backfill_tick"
 TICK_LIMIT = 2000  # rows per character per round: characters take turns within a tick
 TICK_SECONDS = 50.0  # a tick keeps embedding until this long has passed (the schedule runs every minute)
-# Rows of one character a tick embedded from which on they are a backlog (an import's), whose saved
-# index is saved again with its vectors once the backlog is drained: a start then loads them.
+# Rows of one character a tick embedded past which its saved index is saved again with them.
 SAVE_INDEX_AFTER_ROWS = 2000
-# A backlog still draining is saved at most this often, so a crash mid-backlog leaves a recent file.
-# Not after every tick: each save loads the file and fills every vector since (~0.3 ms each), which
-# after every tick of a 100k import held the backfill up ~30 s (bench/recall_realistic).
-SAVE_INDEX_EVERY_SECONDS = 300.0
 ROUND_PAUSE_SECONDS = 1.0  # between rounds that found only new turns: how stale a turn's vector gets
 
 
@@ -74,7 +67,6 @@ def _tick(*, budget: float) -> tuple[int, bool]:
     waiting = _waiting(model_id)
     pairs = characters_with_pairs_pending()
     if not (waiting or pairs) or get_embedder() is None:
-        _save_indexes(_backlogs_due(Counter(), waiting=waiting))  # a tick that died before it saved
         return 0, False
     deadline = time.monotonic() + budget
     embedded = 0
@@ -94,9 +86,9 @@ def _tick(*, budget: float) -> tuple[int, bool]:
             # polled every character every few milliseconds and embedded a turn at a time, and each
             # batch made every HTTP worker catch its index up; a pause gathers them into one batch.
             time.sleep(max(0.0, min(ROUND_PAUSE_SECONDS, deadline - time.monotonic())))
-    # Saved indexes completed with a backlog's vectors (an import's) once it is drained: a worker that
-    # starts, or takes the character back after an eviction, loads them with the file.
-    _save_indexes(_backlogs_due(by_character, waiting=waiting))
+    # Saved indexes completed with what this tick embedded, when that is many rows (an import's): a
+    # worker that starts, or takes the character back after an eviction, loads them with the file.
+    _save_indexes([c for c, n in by_character.items() if n >= SAVE_INDEX_AFTER_ROWS])
     # Paraphrase pairs only for characters whose vectors are all in: after a large import the pairs
     # (every new fact against every other) would otherwise hold up the vectors queries need.
     embedder = get_embedder()
@@ -109,58 +101,10 @@ def _tick(*, budget: float) -> tuple[int, bool]:
     return embedded, bool(waiting)
 
 
-def _backlogs_due(by_character: Counter[int], *, waiting: list[int]) -> dict[int, bool]:
-    """The characters whose saved index is due to be saved with a backlog's vectors, each with whether
-    its backlog is drained: a tick that embedded many rows of a character begins a backlog (marked on
-    disk, so the next tick, in any task worker, carries it on); it is saved when no vector of the
-    character waits any more, when the next tick will likely drain it, or when it began (or was last
-    saved) SAVE_INDEX_EVERY_SECONDS ago."""
-    now = time.time()
-    due: dict[int, bool] = {}
-    for character_id in {*by_character, *backlogs_marked()}:
-        since = backlog_since(character_id=character_id)
-        if since is None:
-            if by_character[character_id] < SAVE_INDEX_AFTER_ROWS:
-                continue
-            since = backlog_mark(character_id=character_id)
-            if since is None:
-                continue  # indexes are not saved here
-        drained = character_id not in waiting
-        if drained or now - since >= SAVE_INDEX_EVERY_SECONDS or _drains_next(character_id, by_character):
-            due[character_id] = drained
-    return due
-
-
-def _drains_next(character_id: int, by_character: Counter[int]) -> bool:
-    """Whether the next tick will likely drain the character's backlog (fewer rows wait than this tick
-    embedded): saved now, so the save once it is drained fills only that tick's vectors. Otherwise it
-    fills every vector since the newest file (~36 000 at 100k: tens of seconds on a loaded machine),
-    and a start during that loads the older file."""
-    embedded = by_character[character_id]
-    if not embedded:
-        return False
-    model_id = get_profile(configured_profile()).model_id
-    return vectors_pending(character_id=character_id, model_id=model_id) <= embedded
-
-
-def _save_indexes(due: dict[int, bool]) -> None:
-    if not due:
-        return
-    started = time.monotonic()
+def _save_indexes(character_ids: list[int]) -> None:
     try:
         with background_priority():
-            saved = recall_indexes_save_vectors(sorted(due))
-        for character_id, drained in due.items():
-            if drained:
-                backlog_drop(character_id=character_id)
-            else:
-                backlog_mark(character_id=character_id)  # the next save SAVE_INDEX_EVERY_SECONDS on
-        logger.info(
-            "recall indexes saved after the backfill characters=%d saved=%d ms=%d",
-            len(due),
-            saved,
-            (time.monotonic() - started) * 1000,
-        )
+            recall_indexes_save_vectors(character_ids)
     except Exception:
         logger.exception("recall indexes not saved with their vectors (workers fill them on load)")
 

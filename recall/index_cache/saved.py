@@ -112,7 +112,6 @@ def _save(entry: _Entry, *, character_id: int) -> None:
         written = snapshot_write(path, version=version, index=entry.index)
         if written:
             entry.saved_version = version
-            counters["snapshot_saves"] += 1
         if written and version < (character_forgotten_version(character_id=character_id) or 0):
             # A deletion committed while this index (from before it) was being saved: drop the file.
             path.unlink(missing_ok=True)

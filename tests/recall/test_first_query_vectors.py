@@ -4,7 +4,6 @@ holds: the saved index, loaded, is completed with the vectors written since befo
 from __future__ import annotations
 
 import json
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,13 +11,10 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from facts.models import Fact
 from nekomem.characters.models import Character
 from recall import index_cache
 from recall.backfill import embedding_backfill
 from recall.index_cache import recall_indexes_save_vectors
-from recall.snapshots import backlogs_marked
-from recall.tasks import embedding_backfill_tick
 from tests.recall.support import fact_entry, import_facts, require_muse
 
 pytestmark = pytest.mark.django_db
@@ -105,84 +101,3 @@ def test_a_backfill_of_more_vectors_than_a_catch_up_takes_still_saves_the_index_
     assert index_cache.counters["snapshot_loads"] == loads + 1
     assert index_cache.counters["first_answer_fills"] == fills
     assert index_cache.counters["full_builds"] == builds
-
-
-class _Clock:
-    """The tick's clock, one second a look: a tick with a budget of 1.5 s runs exactly one round."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        self.now += 1.0
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-    def time(self) -> float:
-        return time.time()
-
-
-@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
-def test_a_backlog_of_several_ticks_is_saved_once_when_drained(
-    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    require_muse()
-    # An import's vectors, one a round: the first tick runs one round and hands over to the next one
-    # (run inline here), which drains the other three. The file is saved once, when nothing waits any
-    # more, not after each tick: each save loads it and fills every vector since.
-    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 1)
-    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 1)
-    monkeypatch.setattr("recall.tasks.time", _Clock())
-    now = timezone.now()
-    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
-    character = Character.objects.get(name=NAME)
-    saves = index_cache.counters["snapshot_saves"]
-    assert embedding_backfill_tick(budget=1.5) == 1  # this tick's round; the next tick's 3 come after it
-    assert not Fact.objects.filter(character=character, embedding="").exists()
-    assert index_cache.counters["snapshot_saves"] == saves + 1
-    assert not backlogs_marked()  # drained: nothing left for a later tick to save
-    index_cache.clear()  # a worker that starts: the saved file has every vector
-    fills = index_cache.counters["first_answer_fills"]
-    paths = first_answer(client, "小猫")
-    assert "cosine" in paths.get(TEXTS[0], {}), paths
-    assert index_cache.counters["first_answer_fills"] == fills
-
-
-@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
-def test_a_backlog_still_draining_is_saved_when_its_last_save_is_old_enough(
-    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    require_muse()
-    # A crash mid-backlog must still leave a recent file: past SAVE_INDEX_EVERY_SECONDS (here at
-    # once) a tick saves even with vectors left, and the drained backlog is saved once more.
-    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 2)
-    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 2)
-    monkeypatch.setattr("recall.tasks.SAVE_INDEX_EVERY_SECONDS", 0.0)
-    monkeypatch.setattr("recall.tasks.time", _Clock())
-    now = timezone.now()
-    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
-    saves = index_cache.counters["snapshot_saves"]
-    embedding_backfill_tick(budget=1.5)
-    assert index_cache.counters["snapshot_saves"] == saves + 2
-    assert not backlogs_marked()
-
-
-@override_settings(RECALL_BUILD_WAIT_SECONDS=5)
-def test_a_backlog_the_next_tick_drains_is_saved_ahead_of_it(
-    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    require_muse()
-    # Two rows left after a tick that embedded two: the next tick drains them, so the file is saved
-    # now too, and the save once drained fills only that tick's vectors (a start right after the
-    # backfill then finds it saved, rather than a save of every vector since still running).
-    monkeypatch.setattr("recall.tasks.TICK_LIMIT", 2)
-    monkeypatch.setattr("recall.tasks.SAVE_INDEX_AFTER_ROWS", 2)
-    monkeypatch.setattr("recall.tasks.time", _Clock())
-    now = timezone.now()
-    import_facts(tmp_path, NAME, [fact_entry(t, now - timedelta(days=i + 1)) for i, t in enumerate(TEXTS)])
-    saves = index_cache.counters["snapshot_saves"]
-    assert embedding_backfill_tick(budget=1.5) == 2
-    assert index_cache.counters["snapshot_saves"] == saves + 2
-    assert not backlogs_marked()
