@@ -13,6 +13,7 @@ from facts.services.arbitration import DEDUP_JOB
 from facts.services.extraction import EXTRACTION_JOB
 from facts.services.history import FACTS_HISTORY
 from facts.services.records import fact_from_file_dict
+from facts.services.tokens import register_jobs as dedup_index_jobs_register
 from nekomem.journal.jobs import register_job_kind
 from nekomem.journal.registry import (
     POST_TURN_OP,
@@ -60,6 +61,7 @@ def register() -> None:
     # Both loops run their jobs themselves, on their schedules below; the kernel keeps the attempts.
     register_job_kind(EXTRACTION_JOB, handler=None, tier="summary")
     register_job_kind(DEDUP_JOB, handler=None, tier="summary")
+    dedup_index_jobs_register()
 
     register_schedule(
         ScheduleSpec(

@@ -25,7 +25,12 @@ from facts.services.records import (
     iso_local,
     parse_iso,
 )
-from facts.services.tokens import facts_index_rows_write, facts_tokenize
+from facts.services.tokens import (
+    dedup_index_defer,
+    fact_index_forget,
+    facts_index_rows_write,
+    facts_tokenize,
+)
 from nekomem.characters.models import Character
 from nekomem.portability import (
     UNBOUND_CHARACTER,
@@ -40,6 +45,7 @@ from nekomem.portability import (
 from nekomem.statements import instances_insert
 
 BATCH = 2000
+INDEX_NOW_MAX = 2000  # facts an import indexes itself; past this a job indexes them after it returns
 # Compared to decide whether a re-imported entry changes anything (idempotent import).
 _FIELDS = (*(key for key in FILE_KEYS if key != "id"), "archived", *EMBEDDING_KEYS, "extra", "subject_key")
 _ONE_WAY = ("absorbed", "signal_processed", "archived")
@@ -102,11 +108,17 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
         current.archived_at = current.archived_at or (now if current.archived else None)
         current.updated_at = now
         changed.append(current)
-    # The near-duplicate index is filled in bulk here, so the first store after an import
-    # does not have to tokenise the whole character.
-    stop_names = character.stop_names
-    facts_tokenize(progress(new, total=len(new), desc=f"index {label}"), stop_names=stop_names)
-    facts_tokenize(retokenize, stop_names=stop_names)
+    # The near-duplicate index: a few facts are indexed here; more are left to a job after the import
+    # returns (their index rows were half of a 100k import), and a store before it is done indexes
+    # what is left itself (facts.services.tokens).
+    index_now = len(new) + len(retokenize) <= INDEX_NOW_MAX
+    if index_now:
+        stop_names = character.stop_names
+        facts_tokenize(progress(new, total=len(new), desc=f"index {label}"), stop_names=stop_names)
+        facts_tokenize(retokenize, stop_names=stop_names)
+    else:
+        for fact in retokenize:
+            fact_index_forget(fact)
     instances_insert(Fact, new)
     if new:  # the index rows need the new primary keys
         known = Fact.with_subjects.filter(character_id=character.pk)
@@ -120,7 +132,10 @@ def _write(character: Character, incoming: dict[str, Fact], *, label: str) -> Im
     )
     for i in range(0, len(retokenize), 900):
         FactToken.objects.filter(fact__in=[f.pk for f in retokenize[i : i + 900]]).delete()
-    facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
+    if index_now:
+        facts_index_rows_write(character_id=character.pk, facts=[*new, *retokenize])
+    else:
+        dedup_index_defer(character_id=character.pk)
     if new:
         extraction_coverage_infer(character_id=character.pk)
     # The rows written, so recall caches apply just these (an archived fact leaves the live pool).

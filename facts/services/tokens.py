@@ -10,17 +10,28 @@ Rows nobody indexed (replayed events, factories, an edited text, facts imported 
 an empty ``dedup_key``; a character whose stop names changed has rows under an old key. Both are
 re-indexed lazily by ``dedup_index_refresh`` under the character lock before a store reads the index.
 Everything lives in the caller's transaction, so a rolled-back store leaves no index rows behind.
+
+A large import leaves its facts unindexed and creates a ``DEDUP_INDEX_JOB`` that indexes them after
+the import returns, a batch per transaction (writing the index rows was half of a 100k import). A store
+meanwhile indexes whatever the job has not reached yet itself, before it reads the index
+(``dedup_index_refresh``): its dedup is exact however far the job got, at the cost of that store
+waiting for the rest; the job then finds nothing left. A killed job is claimed again once its lease
+runs out and goes on from the rows still unindexed.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count
 
 from facts.models import Fact, FactToken
+from nekomem.characters.locks import lock_character
+from nekomem.journal.jobs import job_create, register_job_kind
+from nekomem.journal.models import Job
 from nekomem.language.normalize import normalize_for_search
 from nekomem.language.tokens import fts_tokens
 
@@ -28,6 +39,10 @@ from nekomem.language.tokens import fts_tokens
 TOKENIZER_VERSION = "fts1"
 MAX_TOKEN_LENGTH = 64
 BATCH = 2000
+DEDUP_INDEX_JOB = "facts.dedup_index"
+# Facts the job indexes per transaction: a store (or a turn, on SQLite any writer) waits at most one
+# batch (~0.5 s) for the lock.
+JOB_BATCH = 2000
 
 
 def dedup_key_for(stop_names: Iterable[str]) -> str:
@@ -105,8 +120,9 @@ def facts_index_rows_write(*, character_id: int, facts: Iterable[Fact]) -> int:
     return written + len(rows)
 
 
-def dedup_index_refresh(*, character_id: int, stop_names: Sequence[str]) -> int:
-    """Index every fact of the character not indexed under its current stop names; returns how many.
+def dedup_index_refresh(*, character_id: int, stop_names: Sequence[str], limit: int | None = None) -> int:
+    """Index every fact of the character not indexed under its current stop names (at most ``limit``
+    of them); returns how many. The caller holds the character's lock.
 
     Cheap when nothing is stale: two index probes on (character, dedup_key).
     """
@@ -120,12 +136,16 @@ def dedup_index_refresh(*, character_id: int, stop_names: Sequence[str]) -> int:
     ):
         FactToken.objects.filter(character_id=character_id).delete()
         mine.exclude(dedup_key="").update(dedup_key="", dedup_tokens="")
-    stale = list(mine.filter(dedup_key="").order_by().only("pk", "text"))
+    unindexed = mine.filter(dedup_key="").order_by()
+    stale = list((unindexed if limit is None else unindexed[:limit]).only("pk", "text"))
     if not stale:
         return 0
     # Index rows an edit left behind; a subquery, not an IN list (100k ids exceed PostgreSQL's limit).
-    unindexed = Fact.objects.filter(character_id=character_id, dedup_key="").values("pk")
-    FactToken.objects.filter(fact_id__in=unindexed).delete()
+    if limit is None:
+        FactToken.objects.filter(fact_id__in=unindexed.values("pk")).delete()
+    else:
+        for i in range(0, len(stale), 900):
+            FactToken.objects.filter(fact_id__in=[f.pk for f in stale[i : i + 900]]).delete()
     facts_tokenize(stale, stop_names=stop_names)
     facts_tokens_save(stale)
     facts_index_rows_write(character_id=character_id, facts=stale)
@@ -171,3 +191,34 @@ def shared_token_counts(*, character_id: int, tokens: frozenset[str]) -> list[tu
         .annotate(shared=Count("id"))
     )
     return list(rows)
+
+
+# --- the index built after an import -------------------------------------------------------------------
+
+
+def register_jobs() -> None:
+    # A batch takes well under a second; a lease past a whole 100k run on a loaded machine (~1 min).
+    register_job_kind(
+        DEDUP_INDEX_JOB, handler="facts.services.tokens.dedup_index_job_handle", lease=timedelta(minutes=5)
+    )
+
+
+def dedup_index_defer(*, character_id: int) -> None:
+    """In the caller's transaction (an import's): index the character's unindexed facts after it
+    commits, in the background."""
+    job_create(character_id=character_id, kind=DEDUP_INDEX_JOB)
+
+
+def dedup_index_job_handle(job: Job) -> str:
+    """Index the character's unindexed facts, ``JOB_BATCH`` at a time, each batch in its own
+    transaction under the character lock, until none is left."""
+    indexed = 0
+    while True:
+        with transaction.atomic():
+            character = lock_character(job.character_id)
+            done = dedup_index_refresh(
+                character_id=character.pk, stop_names=character.stop_names, limit=JOB_BATCH
+            )
+        indexed += done
+        if done < JOB_BATCH:
+            return f"indexed {indexed}"

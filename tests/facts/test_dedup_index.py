@@ -5,15 +5,20 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
+from django.utils import timezone
 
 from facts.models import Fact, FactDedupPair, FactToken
 from facts.services import FactDraft, fact_update, facts_persist
-from facts.services.tokens import dedup_key_for
+from facts.services.tokens import DEDUP_INDEX_JOB, dedup_index_refresh, dedup_key_for
 from nekomem.characters.models import Character
+from nekomem.journal.jobs import job_claim, job_run
+from nekomem.journal.models import Job, WorkStatus
 from nekomem.language.normalize import normalized_identity
 from nekomem.language.tokens import dice_overlap, fts_tokens
 from tests.facts.conftest import T0
 from tests.facts.factories import make_fact
+from tests.recall.support import fact_entry, import_facts
 from tests.support.dataset import conversation
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +108,64 @@ def test_very_long_latin_runs_are_indexed_by_digest(character):
     assert report.queued_pairs == 1
     assert all(len(t) <= 64 for t in FactToken.objects.values_list("token", flat=True))
     assert FactToken.objects.filter(token__startswith="~").count() == 2
+
+
+IMPORTED = ["阿凛最喜欢吃草莓蛋糕", "阿凛养了一只叫年糕的猫", "阿凛每天早上跑步五公里", "阿凛在上海工作"]
+
+
+@pytest.fixture
+def imported(tmp_path, monkeypatch, character) -> Character:
+    """An import larger than the facts it indexes itself (here 2): its index is left to the job."""
+    monkeypatch.setattr("facts.portability.INDEX_NOW_MAX", 2)
+    import_facts(
+        tmp_path, character.name, [fact_entry(t, T0 - timedelta(days=i + 1)) for i, t in enumerate(IMPORTED)]
+    )
+    return character
+
+
+def index_job(character: Character) -> Job:
+    return Job.objects.get(character=character, kind=DEDUP_INDEX_JOB)
+
+
+def test_a_large_import_returns_with_its_index_left_to_a_job_that_fills_it(imported):
+    facts = Fact.objects.filter(character=imported)
+    assert facts.count() == len(IMPORTED)
+    assert not FactToken.objects.exists() and not facts.exclude(dedup_key="").exists()
+    job = index_job(imported)
+    assert job.status == WorkStatus.PENDING
+    assert job_run(job_id=job.pk) == WorkStatus.DONE
+    key = dedup_key_for(imported.stop_names)
+    for fact in facts:
+        assert fact.dedup_key == key
+        assert set(fact.dedup_tokens.split()) == set(fts_tokens(fact.text, imported.stop_names))
+        assert FactToken.objects.filter(fact=fact).count() == len(fact.dedup_tokens.split())
+
+
+def test_a_store_before_the_job_ran_finds_the_imported_duplicates(imported):
+    assert not FactToken.objects.exists()  # the job has not run
+    report = persist(imported, "阿凛养了一只叫年糕的小猫")
+    pair = FactDedupPair.objects.get()
+    assert report.queued_pairs == 1
+    assert pair.existing is not None and pair.existing.text == IMPORTED[1]
+    assert persist(imported, IMPORTED[2] + "  ").skipped_identical == 1
+    # The store indexed what the job had not reached; the job then finds nothing left, and adds no rows.
+    tokens = FactToken.objects.count()
+    assert job_run(job_id=index_job(imported).pk) == WorkStatus.DONE
+    assert index_job(imported).outcome == "indexed 0"
+    assert FactToken.objects.count() == tokens
+
+
+def test_a_job_killed_mid_index_goes_on_from_the_facts_still_unindexed(imported, monkeypatch):
+    monkeypatch.setattr("facts.services.tokens.JOB_BATCH", 1)
+    job = index_job(imported)
+    # A run that committed one batch and died: its lease runs out, a later run claims the job again.
+    claimed = job_claim(job_id=job.pk)
+    assert claimed is not None
+    with transaction.atomic():
+        dedup_index_refresh(character_id=imported.pk, stop_names=imported.stop_names, limit=1)
+    Job.objects.filter(pk=job.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert job_run(job_id=job.pk) == WorkStatus.DONE
+    assert index_job(imported).outcome == f"indexed {len(IMPORTED) - 1}"
+    facts = Fact.objects.filter(character=imported)
+    assert not facts.filter(dedup_key="").exists()
+    assert FactToken.objects.count() == sum(len(f.dedup_tokens.split()) for f in facts)
