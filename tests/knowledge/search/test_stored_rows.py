@@ -117,11 +117,13 @@ def test_a_row_with_nothing_stored_is_tokenised() -> None:
     assert_same_answers(index, build_index("v2", later), ["rubber duck", "早安"])
 
 
-def assert_same_answers(index: KnowledgeIndex, other: KnowledgeIndex, queries: list[str]) -> None:
+def assert_same_answers(
+    index: KnowledgeIndex, other: KnowledgeIndex, queries: list[str], *, limit: int = 10
+) -> None:
     for query in queries:
         assert bm25_by_entry(index, query) == bm25_by_entry(other, query), query
-        assert index.rank(query, material_type="auto", limit=10) == other.rank(
-            query, material_type="auto", limit=10
+        assert index.rank(query, material_type="auto", limit=limit) == other.rank(
+            query, material_type="auto", limit=limit
         ), query
 
 
@@ -174,11 +176,7 @@ def test_rows_the_store_holds_for_other_text_are_tokenised_again() -> None:
     assert (index.rows_read, index.rows_tokenised) == (len(chunks) - 3, 3)
     fresh = build_index("v2", records)
     assert index.entries == fresh.entries
-    for query in QUERIES:
-        assert bm25_by_entry(index, query) == bm25_by_entry(fresh, query), query
-        assert index.rank(query, material_type="auto", limit=50) == fresh.rank(
-            query, material_type="auto", limit=50
-        ), query
+    assert_same_answers(index, fresh, QUERIES, limit=50)
 
 
 @pytest.mark.django_db(transaction=True)
