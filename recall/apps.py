@@ -30,6 +30,9 @@ class RecallConfig(AppConfig):
         from recall.locale import warm_holiday_calendar
 
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
+        from recall.engine.kernels import kernels_compile
+
+        register_warm_up("bm25-kernels", kernels_compile, before_serving=True)
         # Last before serving, so the model's load overlaps every other warm-up before it: a query
         # then never waits for the model inside its request (``RECALL_MODEL_WAIT_SECONDS`` is a bound
         # for the rare worker whose load outlasts this wait).

@@ -26,7 +26,6 @@ from recall.engine.bm25 import (
     Bm25View,
     CountedRows,
     Tokenizer,
-    bm25_reference_score,
 )
 from recall.engine.configs import (
     BM25_NEKOMEM,
@@ -64,7 +63,6 @@ __all__ = [
     "RecallConfig",
     "RecallIndex",
     "Tokenizer",
-    "bm25_reference_score",
     "rrf_fuse",
     "score_fuse",
     "vector_mix",

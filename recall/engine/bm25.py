@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nekomem.language.tokens import recall_tokens, search_tokens, word_chars
+from recall.engine.kernels import add_ranges, live_in_ranges
 
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -347,37 +348,53 @@ class Bm25View:
         scored: list[np.ndarray] | None = None,
     ) -> np.ndarray:
         """``scores`` of distinct ``tokens`` (already tokenised), each term's part times its weight;
-        the rows that contain one are added to ``scored`` (every other row scores 0)."""
+        the rows that contain one are added to ``scored``, each once (every other row scores 0).
+
+        Each posting adds ``idf·tf·(k1 + 1) / (tf + norm)`` in float32, operation by operation as
+        written, to its row in the query's term order (``kernels``): an index at rest since its build
+        or load reads its frozen columns where they lie; one that took rows reads ``_postings``."""
         self.freeze()
         scores = np.zeros(self.size, dtype=np.float32)
         if not self._live or not tokens:
             return scores
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
-        term, rows, tfs, counts = self._postings(keys)
-        if not term.size:
-            return scores
+        every = self._live == self.size
+        k1_plus_1 = np.float32(BM25_K1 + 1)
+        if self._added_keys.size or self._tail_keys:
+            term, rows, tfs, counts = self._postings(keys)
+            if not term.size:
+                return scores
+            df = counts if every else np.bincount(term[self._alive[rows]], minlength=keys.size)
+            idf = self._idf(df, weights)
+            ends = np.cumsum(counts)
+            starts = ends - counts
+        else:
+            at = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
+            found = self._keys[at] == keys if self._keys.size else np.zeros(keys.size, dtype=bool)
+            if not found.any():
+                return scores
+            rows, tfs = self._indices, self._tf
+            columns = self._columns[at[found]]
+            starts, ends = self._indptr[columns], self._indptr[columns + 1]
+            df = ends - starts if every else live_in_ranges(rows, self._alive, starts, ends)
+            idf = self._idf(df, None if weights is None else np.asarray(weights, dtype=np.float32)[found])
+        touched = np.empty(min(self.size, int((ends - starts).sum())), np.int32)
+        seen = np.zeros(self.size, dtype=np.bool_)
+        n = add_ranges(scores, seen, touched, rows, tfs, starts, ends, idf, self._row_norms(), k1_plus_1)
         if scored is not None:
-            scored.append(rows)
-        live = self._alive[rows] if self._live < self.size else None
-        df = counts if live is None else np.bincount(term[live], minlength=keys.size)
+            scored.append(touched[:n])
+        if not every:
+            scores[~self._alive] = 0.0
+        return scores
+
+    def _idf(self, df: np.ndarray, weights: Sequence[float] | np.ndarray | None) -> np.ndarray:
+        """Lucene's IDF of each document frequency over the live rows, times its term's weight."""
         idf = np.array(
             [math.log1p((self._live - n + 0.5) / (n + 0.5)) for n in df.tolist()], dtype=np.float32
         )
         if weights is not None:
             idf *= np.asarray(weights, dtype=np.float32)
-        tf = tfs.astype(np.float32)
-        # idf·tf·(k1 + 1) / (tf + norm), operation by operation as written (the same float32 roundings),
-        # in place; the postings are in term order, so each term's idf is repeated over its run.
-        contribution = np.repeat(idf, counts)
-        contribution *= tf
-        contribution *= np.float32(BM25_K1 + 1)
-        denominator = self._row_norms()[rows]
-        denominator += tf
-        contribution /= denominator
-        np.add.at(scores, rows, contribution)  # in order: a row's terms are added as the query lists them
-        if live is not None:
-            scores[~self._alive] = 0.0
-        return scores
+        return idf
 
     def term_rows(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(index into ``tokens``, row) of every live row that contains each of the distinct ``tokens``:
@@ -437,9 +454,7 @@ class Bm25View:
             if not every:
                 hits &= self._alive[np.frombuffer(self._tail_rows, dtype=np.int32)]
             np.add.at(df, order[at[hits]], 1)
-        return np.array(
-            [math.log1p((self._live - n + 0.5) / (n + 0.5)) for n in df.tolist()], dtype=np.float32
-        )
+        return self._idf(df, None)
 
     @property
     def nbytes(self) -> int:
@@ -465,18 +480,3 @@ def _ranges(starts: np.ndarray, ends: np.ndarray) -> _Taken:
         return _Taken(np.zeros(0, dtype=np.int64), counts)
     firsts = np.cumsum(counts) - counts  # where each range starts in the output
     return _Taken(np.repeat(starts - firsts, counts) + np.arange(total), counts)
-
-
-def bm25_reference_score(query: Sequence[str], doc: Sequence[str], corpus: Sequence[Sequence[str]]) -> float:
-    """The original's formula written out (for tests): Σ idf·tf(k1+1)/(tf + k1(1−b+b·dl/avgdl))."""
-    n_docs = len(corpus)
-    avgdl = sum(len(d) for d in corpus) / n_docs
-    total = 0.0
-    for term in dict.fromkeys(query):
-        n = sum(1 for d in corpus if term in d)
-        tf = list(doc).count(term)
-        if not tf:
-            continue
-        idf = math.log((n_docs - n + 0.5) / (n + 0.5) + 1)
-        total += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * len(doc) / avgdl))
-    return total

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
@@ -18,7 +19,6 @@ from recall.engine import (
     Bm25View,
     Candidate,
     RecallIndex,
-    bm25_reference_score,
     rrf_fuse,
     score_fuse,
 )
@@ -34,6 +34,26 @@ T0 = datetime(2026, 5, 1, 12, tzinfo=UTC)
 def cand(i: int, text: str, *, tier: str = "fact", days: int = 0, vector=None) -> Candidate:
     when = T0 + timedelta(days=days)
     return Candidate(id=f"f{i}", text=text, tier=tier, created_at=when, event_start_at=when, vector=vector)
+
+
+def bm25_reference_score(query: Sequence[str], doc: Sequence[str], corpus: Sequence[Sequence[str]]) -> float:
+    """The original's formula written out: Σ idf·tf(k1+1)/(tf + k1(1−b+b·dl/avgdl))."""
+    n_docs = len(corpus)
+    avgdl = sum(len(d) for d in corpus) / n_docs
+    total = 0.0
+    for term in dict.fromkeys(query):
+        n = sum(1 for d in corpus if term in d)
+        tf = list(doc).count(term)
+        if not tf:
+            continue
+        idf = math.log((n_docs - n + 0.5) / (n + 0.5) + 1)
+        total += (
+            idf
+            * tf
+            * (engine.BM25_K1 + 1)
+            / (tf + engine.BM25_K1 * (1 - engine.BM25_B + engine.BM25_B * len(doc) / avgdl))
+        )
+    return total
 
 
 def test_original_tokenizer_by_hand() -> None:
