@@ -17,7 +17,9 @@ is imported with ``manage.py import_memory`` while it runs, and everything else 
 - the embedding backfill (the cluster's schedule) until every fact and every raw turn has a vector, or
   the time allowed (facts come first: the time they were done is reported too);
 - ``/query_memory`` latency while the backfill runs (one client, probe questions of every set);
-- at rest, warm (after the backfill, or when the time allowed ran out, then labelled so);
+- warm, right after the backfill (or when the time allowed ran out, then labelled so), and at rest:
+  once the server's processes stopped using the CPU (the task cluster's work that the last vectors
+  start, the paraphrase pairs of every fact, takes minutes at 100k), at most ``--rest-wait`` seconds;
 - the first query after one new fact (written by another process, as extraction would), per worker;
 - the first query after a server restart (the workers load their saved index).
 
@@ -189,6 +191,30 @@ def tokens_pending(database) -> int:
     return int(database.query("SELECT COUNT(*) FROM facts_fact WHERE dedup_key = ''")[0][0])
 
 
+def tree_cpu_seconds(server: ServerProcess) -> float:
+    """CPU seconds used so far by the server's processes (HTTP workers, task cluster), from /proc."""
+    ticks = 0
+    for pid in server.processes():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(
+    server: ServerProcess, *, timeout: float, window: float = 5.0, share: float = 0.05
+) -> float | None:
+    """Seconds until the server's processes used under ``share`` of a core over ``window`` (its
+    background work done); None when ``timeout`` passed first."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        before = tree_cpu_seconds(server)
+        time.sleep(window)
+        if tree_cpu_seconds(server) - before < share * window:
+            return time.monotonic() - started
+    return None
+
+
 class TokenIndex:
     """When the import's dedup token index was complete, seconds after the import returned."""
 
@@ -213,6 +239,12 @@ def main() -> None:
         "--workers", type=int, default=0, help="NEKOMEM_WORKERS for the server (0: its default)"
     )
     parser.add_argument("--restarts", type=int, default=3, help="server restarts for the last row")
+    parser.add_argument(
+        "--rest-wait",
+        type=float,
+        default=900.0,
+        help="seconds the server may take to go idle before 'at rest'",
+    )
     args = parser.parse_args()
     args.uncovered_raw = min(args.uncovered_raw, args.raw)
 
@@ -327,11 +359,27 @@ def main() -> None:
         for q in qs[:16]:  # every worker catches up with the last vectors
             client.ask(q)
         rest = [client.ask(qs[j % len(qs)]) for j in range(200)]
-        label = "at rest, warm" if finished else "warm, backfill still running"
-        results["rest"] = (
+        label = "warm, right after the backfill" if finished else "warm, backfill still running"
+        results["right_after_backfill"] = (
             f"/query_memory {label}",
             f"p50 {statistics.median(rest):.1f} / p95 {percentile(rest, 0.95):.1f} ms",
             "p95 ≤ 30 ms",
+        )
+        # The last vectors start the task cluster's own work (the paraphrase pairs of 100k facts,
+        # index saves) for minutes: the server is at rest once its processes stop using the CPU.
+        idle_after = wait_until_idle(server, timeout=args.rest_wait)
+        for q in qs[:16]:
+            client.ask(q)
+        rest = [client.ask(qs[j % len(qs)]) for j in range(400)]
+        idle = (
+            f"idle after {idle_after:.0f} s"
+            if idle_after is not None
+            else f"NOT idle in {args.rest_wait:.0f} s"
+        )
+        results["rest"] = (
+            f"/query_memory at rest, warm ({idle})",
+            f"p50 {statistics.median(rest):.1f} / p95 {percentile(rest, 0.95):.1f} ms",
+            "p95 ≤ 10 ms",
         )
 
         after_fact = []
@@ -373,7 +421,8 @@ def main() -> None:
     head = f"{'what':<56} {'measured':<44} {'target':<12}"
     print(head)
     print("-" * len(head))
-    keys = ["import", "after_import", "tokens", "right_after", "backfill", "during", "rest", "new_fact"]
+    keys = ["import", "after_import", "tokens", "right_after", "backfill", "during", "right_after_backfill"]
+    keys += ["rest", "new_fact"]
     keys.append("restart")
     for key in keys:
         if key in results:
