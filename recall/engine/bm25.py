@@ -351,39 +351,26 @@ class Bm25View:
         the rows that contain one are added to ``scored``, each once (every other row scores 0).
 
         Each posting adds ``idf·tf·(k1 + 1) / (tf + norm)`` in float32, operation by operation as
-        written, to its row in the query's term order (``kernels``): an index at rest since its build
-        or load reads its frozen columns where they lie; one that took rows reads ``_postings``."""
+        written, to its row in the query's term order (``kernels``), read where it lies in each segment
+        (``_segments``): no posting is gathered or sorted, but for the tail's few."""
         self.freeze()
         scores = np.zeros(self.size, dtype=np.float32)
         if not self._live or not tokens:
             return scores
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
-        every = self._live == self.size
-        k1_plus_1 = np.float32(BM25_K1 + 1)
-        if self._added_keys.size or self._tail_keys:
-            term, rows, tfs, counts = self._postings(keys)
-            if not term.size:
-                return scores
-            df = counts if every else np.bincount(term[self._alive[rows]], minlength=keys.size)
-            idf = self._idf(df, weights)
-            ends = np.cumsum(counts)
-            starts = ends - counts
-        else:
-            at = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
-            found = self._keys[at] == keys if self._keys.size else np.zeros(keys.size, dtype=bool)
-            if not found.any():
-                return scores
-            rows, tfs = self._indices, self._tf
-            columns = self._columns[at[found]]
-            starts, ends = self._indptr[columns], self._indptr[columns + 1]
-            df = ends - starts if every else live_in_ranges(rows, self._alive, starts, ends)
-            idf = self._idf(df, None if weights is None else np.asarray(weights, dtype=np.float32)[found])
-        touched = np.empty(min(self.size, int((ends - starts).sum())), np.int32)
+        segments = self._segments(keys)
+        postings = sum(int((segment.ends - segment.starts).sum()) for segment in segments)
+        if not postings:
+            return scores
+        idf = self._idf(self._document_frequencies(keys, segments), weights)
+        touched = np.empty(min(self.size, postings), np.int32)
         seen = np.zeros(self.size, dtype=np.bool_)
-        n = add_ranges(scores, seen, touched, rows, tfs, starts, ends, idf, self._row_norms(), k1_plus_1)
+        n, norm, k1_plus_1 = 0, self._row_norms(), np.float32(BM25_K1 + 1)
+        for rows, tfs, starts, ends, at in segments:
+            n += add_ranges(scores, seen, touched[n:], rows, tfs, starts, ends, idf[at], norm, k1_plus_1)
         if scored is not None:
             scored.append(touched[:n])
-        if not every:
+        if self._live < self.size:
             scores[~self._alive] = 0.0
         return scores
 
@@ -412,49 +399,52 @@ class Bm25View:
 
     def idf(self, tokens: Sequence[str]) -> np.ndarray:
         """Each token's IDF over the live rows, as ``scores`` computes it, from posting counts: the rows
-        of a posting are read only when some row was removed, and then only to count the live ones (a
-        common term has postings in most rows; ordering them as ``_postings`` does cost a 100k-row
-        query more than its scoring)."""
+        of a posting are read only when some row was removed, and then only to count the live ones."""
         self.freeze()
         if not tokens:
             return np.zeros(0, dtype=np.float32)
         keys = np.fromiter((term_hash(t) for t in tokens), dtype=np.int64, count=len(tokens))
-        wanted = np.arange(keys.size)
-        every = self._live == self.size
-        df = np.zeros(keys.size, dtype=np.int64)
+        return self._idf(self._document_frequencies(keys, self._segments(keys)), None)
 
-        def count(starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, at: np.ndarray) -> None:
-            if every:
-                np.add.at(df, at, ends - starts)
-                return
-            taken = _ranges(starts, ends)
-            alive = self._alive[rows[taken.at]]
-            df[:] += np.bincount(np.repeat(at, taken.counts), weights=alive, minlength=keys.size).astype(
-                np.int64
-            )
-
+    def _segments(self, keys: np.ndarray) -> list[_Segment]:
+        """Where the postings of each of ``keys`` lie, a segment at a time (frozen columns, the sorted
+        segment of added rows, the tail): ranges into the segment's arrays, in the keys' order. A row
+        is in one segment only, so scoring each in turn adds a row's terms in the query's order."""
+        segments = []
         if self._keys.size:
             at = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
             found = self._keys[at] == keys
             columns = self._columns[at[found]]
-            count(self._indptr[columns], self._indptr[columns + 1], self._indices, wanted[found])
+            starts, ends = self._indptr[columns], self._indptr[columns + 1]
+            segments.append(_Segment(self._indices, self._tf, starts, ends, np.flatnonzero(found)))
         if self._added_keys.size:
-            count(
-                np.searchsorted(self._added_keys, keys, side="left"),
-                np.searchsorted(self._added_keys, keys, side="right"),
-                self._added_rows,
-                wanted,
-            )
+            starts = np.searchsorted(self._added_keys, keys, side="left")
+            ends = np.searchsorted(self._added_keys, keys, side="right")
+            some = np.flatnonzero(ends > starts)
+            segments.append(_Segment(self._added_rows, self._added_tfs, starts[some], ends[some], some))
         if self._tail_keys:
             tail = np.frombuffer(self._tail_keys, dtype=np.int64)
             order = np.argsort(keys, kind="stable")
             ordered = keys[order]
             at = np.minimum(np.searchsorted(ordered, tail), ordered.size - 1)
-            hits = ordered[at] == tail
-            if not every:
-                hits &= self._alive[np.frombuffer(self._tail_rows, dtype=np.int32)]
-            np.add.at(df, order[at[hits]], 1)
-        return self._idf(df, None)
+            hits = np.flatnonzero(ordered[at] == tail)
+            term = order[at[hits]]
+            by_term = np.argsort(term, kind="stable")  # a row's postings in the query's term order
+            counts = np.bincount(term, minlength=keys.size)
+            some = np.flatnonzero(counts)
+            ends = np.cumsum(counts[some])
+            rows = np.frombuffer(self._tail_rows, dtype=np.int32)[hits][by_term]
+            tfs = np.frombuffer(self._tail_tfs, dtype=np.uint8)[hits][by_term]
+            segments.append(_Segment(rows, tfs, ends - counts[some], ends, some))
+        return segments
+
+    def _document_frequencies(self, keys: np.ndarray, segments: list[_Segment]) -> np.ndarray:
+        df = np.zeros(keys.size, dtype=np.int64)
+        for rows, _tfs, starts, ends, at in segments:
+            df[at] += (
+                ends - starts if self._live == self.size else live_in_ranges(rows, self._alive, starts, ends)
+            )
+        return df
 
     @property
     def nbytes(self) -> int:
@@ -463,6 +453,17 @@ class Bm25View:
         added = (self._added_keys, self._added_rows, self._added_tfs)
         tail = len(self._tail_keys) * 13  # 8 + 4 + 1 bytes a posting
         return sum(a.nbytes for a in (*frozen, *per_row, *added)) + tail
+
+
+class _Segment(NamedTuple):
+    """The postings of a query's terms in one segment of a view: ranges ``starts[i] … ends[i] - 1`` of
+    ``rows`` / ``tfs``, the i-th for the key at ``at[i]``."""
+
+    rows: np.ndarray
+    tfs: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    at: np.ndarray
 
 
 class _Taken(NamedTuple):

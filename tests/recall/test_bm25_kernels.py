@@ -92,6 +92,19 @@ def test_frozen_removed_tail_and_segment_score_as_the_numpy_arithmetic() -> None
         assert_same(view, query, [rng.random() for _ in query])
 
 
+def test_a_view_of_added_rows_only_scores_as_the_numpy_arithmetic() -> None:
+    rng = random.Random(11)
+    view = Bm25View(LEXICAL_VIEWS["words"])  # nothing frozen: every row in the sorted segment
+    view.append_flat(view.counted_flat([sentence(rng) for _ in range(120)]))
+    view.append([sentence(rng) for _ in range(5)])
+    view.remove(3)
+    assert not view._keys.size and view._added_keys.size and view._tail_keys
+    for _ in range(30):
+        query = list(dict.fromkeys(sentence(rng).split()))
+        assert_same(view, query)
+        assert_same(view, query, [rng.random() for _ in query])
+
+
 def test_a_merged_tail_and_long_columns_score_as_the_numpy_arithmetic() -> None:
     text = "我 的 猫 " * 40
     view = Bm25View(LEXICAL_VIEWS["original"], [f"{text}{n}" for n in range(2_000)])
