@@ -196,26 +196,20 @@ def tokens_pending(database) -> int:
     return int(database.query("SELECT COUNT(*) FROM facts_fact WHERE dedup_key = ''")[0][0])
 
 
-def tree_cpu_seconds(server: ServerProcess) -> float:
-    """CPU seconds used so far by the server's processes (HTTP workers, task cluster), from /proc."""
-    ticks = 0
-    for pid in server.processes():
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def wait_until_idle(
     server: ServerProcess, *, timeout: float, window: float = 5.0, share: float = 0.05
 ) -> float | None:
     """Seconds until the server's processes used under ``share`` of a core over ``window`` (its
     background work done); None when ``timeout`` passed first."""
+
+    def cpu_seconds() -> float:
+        return sum(info.cpu_seconds for info in server.processes().values())
+
     started = time.monotonic()
     while time.monotonic() - started < timeout:
-        before = tree_cpu_seconds(server)
+        before = cpu_seconds()
         time.sleep(window)
-        if tree_cpu_seconds(server) - before < share * window:
+        if cpu_seconds() - before < share * window:
             return time.monotonic() - started
     return None
 
@@ -428,8 +422,7 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     keys = ["import", "after_import", "tokens", "right_after", "backfill", "during", "right_after_backfill"]
-    keys += ["rest", "new_fact"]
-    keys.append("restart")
+    keys += ["rest", "new_fact", "restart"]
     for key in keys:
         if key in results:
             what, value, target = results[key]

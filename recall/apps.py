@@ -26,12 +26,11 @@ class RecallConfig(AppConfig):
         register_raw_turns_hook("recall-turn-vectors", turns_arrived)
 
         from nekomem.runtime.warmups import model_load_wait, register_warm_up
+        from recall.engine.kernels import kernels_compile
         from recall.index_cache import recall_indexes_load_saved, recall_indexes_warm_up
         from recall.locale import warm_holiday_calendar
 
         register_warm_up("recall-saved-indexes", recall_indexes_load_saved, before_serving=True)
-        from recall.engine.kernels import kernels_compile
-
         register_warm_up("bm25-kernels", kernels_compile, before_serving=True)
         # Last before serving, so the model's load overlaps every other warm-up before it: a query
         # then never waits for the model inside its request (``RECALL_MODEL_WAIT_SECONDS`` is a bound

@@ -284,48 +284,22 @@ class Bm25View:
 
     def _postings(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(term, row, tf) of every posting of the query's term hashes ``keys``, ordered by term (the
-        index into ``keys``), and each term's posting count (dead rows included): the frozen columns,
-        the added segment and the tail, each in a few whole-array steps rather than a pass per term (a
-        Chinese query has ~100 terms; the tail up to ``TAIL_POSTINGS`` postings)."""
-        terms: list[np.ndarray] = []
-        rows: list[np.ndarray] = []
-        tfs: list[np.ndarray] = []
+        index into ``keys``), and each term's posting count (dead rows included): ``_segments``'
+        ranges gathered, in a few whole-array steps rather than a pass per term."""
         counts = np.zeros(keys.size, dtype=np.int64)
-        wanted = np.arange(keys.size)
-        if self._keys.size:
-            at = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
-            found = self._keys[at] == keys
-            columns = self._columns[at[found]]
-            taken = _ranges(self._indptr[columns], self._indptr[columns + 1])
-            terms.append(np.repeat(wanted[found], taken.counts))
-            rows.append(self._indices[taken.at])
-            tfs.append(self._tf[taken.at])
-            counts[found] += taken.counts
-        if self._added_keys.size:
-            taken = _ranges(
-                np.searchsorted(self._added_keys, keys, side="left"),
-                np.searchsorted(self._added_keys, keys, side="right"),
-            )
-            terms.append(np.repeat(wanted, taken.counts))
-            rows.append(self._added_rows[taken.at])
-            tfs.append(self._added_tfs[taken.at])
-            counts += taken.counts
-        if self._tail_keys:
-            tail = np.frombuffer(self._tail_keys, dtype=np.int64)
-            order = np.argsort(keys, kind="stable")
-            ordered = keys[order]
-            at = np.minimum(np.searchsorted(ordered, tail), ordered.size - 1)
-            hits = np.flatnonzero(ordered[at] == tail)
-            terms.append(order[at[hits]])
-            rows.append(np.frombuffer(self._tail_rows, dtype=np.int32)[hits])
-            tfs.append(np.frombuffer(self._tail_tfs, dtype=np.uint8)[hits])
-            counts += np.bincount(terms[-1], minlength=keys.size)
+        terms, rows, tfs = [], [], []
+        for segment in self._segments(keys):
+            taken = _ranges(segment.starts, segment.ends)
+            terms.append(np.repeat(segment.at, taken.counts))
+            rows.append(segment.rows[taken.at])
+            tfs.append(segment.tfs[taken.at])
+            counts[segment.at] += taken.counts
         if not terms:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty.astype(np.int32), empty.astype(np.uint8), counts
-        if len(terms) == 1 and self._keys.size:
-            # The frozen columns alone (an index at rest since its build or load) are listed in term
-            # order already: sorting 60k postings of a 100k-row query was a quarter of its BM25 time.
+        if len(terms) == 1:
+            # One segment's ranges are listed in term order already (sorting 60k postings of a
+            # 100k-row query was a quarter of its time).
             return terms[0], rows[0], tfs[0], counts
         term, row, tf = np.concatenate(terms), np.concatenate(rows), np.concatenate(tfs)
         by_term = np.argsort(term, kind="stable")
