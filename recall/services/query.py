@@ -159,9 +159,12 @@ def _query_vectors(
     waits for it at most ``RECALL_MODEL_WAIT_SECONDS``, then ranks by BM25 over the same index.
     ``beside``: the query's vector is computed on another thread (``_Vectors.resolved``) while the
     caller reads the index and ranks its lexical paths: at 100k rows each takes 1-2 ms of a query."""
-    space = vector_space() if config.use_vectors else None
-    if space is None:
-        return _Vectors(None, None, "off")
+    space = vector_space()
+    if space is None or not config.use_vectors:
+        # A configuration without the vector path ranks over the index the others use: an index of
+        # its own (one without vectors) would replace theirs, a character having one cache entry, and
+        # each switch between them reloaded it (bench/recall_speed.py --configs, 100k: 50-90 ms p50).
+        return _Vectors(space, None, "off")
     embedder = embedder_within(settings.RECALL_MODEL_WAIT_SECONDS)
     if embedder is None:
         space = vector_space()  # the load may have failed meanwhile: then a BM25-only index

@@ -175,6 +175,27 @@ def test_a_query_while_the_model_loads_ranks_by_bm25_over_the_same_index(client,
     assert index_cache.counters["full_builds"] == builds + 1
 
 
+def test_a_configuration_without_vectors_ranks_over_the_index_the_others_use(client, imported) -> None:
+    # A character has one cache entry: a BM25-only configuration asked between the default's queries
+    # must not replace the default's index with one of its own (each switch reloaded it).
+    ask(client, {"query": "绿禾公园"})
+    character = Character.objects.get(name=NAME)
+    entry = index_cache._cache[character.pk]
+    before = {
+        name: index_cache.counters[name] for name in ("full_builds", "snapshot_loads", "loads_on_request")
+    }
+
+    bm25 = ask(client, {"query": "绿禾公园"}, params="?explain=1&config=bm25-nekomem").json()
+    assert bm25["vectors"] == "off" and bm25["config"] == "bm25-nekomem" and bm25["results"]
+    assert all("cosine" not in r["explain"]["paths"] for r in bm25["results"])
+    again = ask(client, {"query": "绿禾公园"}, params="?explain=1").json()
+    assert again["vectors"] == "on"
+    assert any("cosine" in r["explain"]["paths"] for r in again["results"])
+
+    assert index_cache._cache[character.pk] is entry
+    assert {name: index_cache.counters[name] for name in before} == before
+
+
 def test_archived_facts_are_bm25_only(client, tmp_path) -> None:
     now = timezone.now()
     import_facts(
