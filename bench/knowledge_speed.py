@@ -36,6 +36,7 @@ the table prints the load average.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import logging
@@ -253,9 +254,9 @@ def main() -> None:
     parser.add_argument("--vectors-timeout", type=float, default=600.0, help="seconds the fill may take")
     args = parser.parse_args()
 
-    from nekomem.runtime.native_threads import single_threaded_here
+    from nekomem.runtime.native_threads import serving_threads
 
-    single_threaded_here()  # as manage.py and wsgi.py: numpy's products on the calling thread
+    serving_threads()  # as wsgi.py: numpy's products on the calling thread, the GIL's 1 ms turns
     tmp = tempfile.mkdtemp(prefix="nekomem-knowledge-bench-")
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
@@ -282,6 +283,7 @@ def main() -> None:
     if not embeddings.warm_up():
         raise SystemExit("the embedding model is not available (python -m nekomem.embeddings.fetch)")
     warm_ups_before_serving()  # what a server runs before its first request (nekomem/wsgi.py)
+    gc.freeze()  # as nekomem/wsgi.py does next: what is alive now is left out of full collections
     embedder = embeddings.get_embedder()
     assert embedder is not None
     started = time.perf_counter()

@@ -1,22 +1,14 @@
 import os
-import sys
 
-from nekomem.runtime.native_threads import single_threaded_here
+from nekomem.runtime.native_threads import serving_threads
 from nekomem.runtime.worker_signals import hold_stop_signals_while_loading
 
-single_threaded_here()  # before anything imports numpy; for any server that loads this module
+serving_threads()  # before anything imports numpy; for any server that loads this module
 hold_stop_signals_while_loading()  # a stop that comes while the rest loads is kept for granian
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nekomem.settings")
-
-# A view thread that has waited for the database waits again for the interpreter lock, until the
-# thread holding it has run out its switch interval (5 ms by default): a /cache paid that after each
-# of its round trips whenever a query ran beside it in the same process (bench/load_faults.py, chat
-# shape: the /cache tail shrank at 1 ms, and the extra switches cost nothing measurable).
-GIL_SWITCH_SECONDS = 0.001
-sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
 application = get_wsgi_application()
 
