@@ -339,7 +339,7 @@ def main() -> None:
         backfill += (
             f" ({rate:.0f}/s; facts {'in ' + format(facts_at, '.0f') + ' s' if facts_at else 'not done'})"
         )
-        results["backfill"] = ("embedding backfill to every vector (facts + raw turns)", backfill, "≤ 300 s")
+        results["backfill"] = ("embedding backfill to every vector (facts + raw turns)", backfill, "≤ 2 min")
         token_index.check()
         results["tokens"] = (
             "dedup token index complete after the import returned",
