@@ -146,7 +146,7 @@ def write_directory(root: Path, *, facts: int, raw: int, uncovered: int) -> None
 class Client:
     def __init__(self, port: int) -> None:
         self.port = port
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        self.conn = self._connection()
         self.building: list[float] = []  # latencies of the answers "index still building" (no results)
         # Answers from the rows holding the query's words while the index is built (``index_building``),
         # and how many of them had no result.
@@ -154,10 +154,13 @@ class Client:
         self.interim_empty = 0
         self.partial = False  # the last answer was one of those two kinds
 
+    def _connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+
     def reconnect(self) -> None:
         """A new connection: the server closes one left idle (a wait for the server to go idle)."""
         self.conn.close()
-        self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        self.conn = self._connection()
 
     def ask(self, query: str) -> float:
         body = json.dumps({"query": query}, ensure_ascii=False).encode()
@@ -169,7 +172,7 @@ class Client:
             response = self.conn.getresponse()
             payload = json.loads(response.read())
         except (http.client.HTTPException, OSError):
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+            self.conn = self._connection()
             raise
         elapsed = (time.perf_counter() - started) * 1000
         building = payload.get("error_code") == "recall_index_building"

@@ -7,6 +7,9 @@ milliseconds kept one spinning all the time: a core taken from the other worker,
 cluster, which showed as query latency growing with the pools (bench/load_faults.py). The server's
 parallelism is its processes and view threads; one product of a query is a fraction of a millisecond
 on one core. An operator's own setting of these variables is kept.
+
+``serving_threads`` sets this and the interpreter lock's switch interval, the two settings of a
+process's threads that every server process (and a benchmark playing one) shares.
 """
 
 from __future__ import annotations

@@ -64,13 +64,7 @@ def kernels_compile() -> None:
     first request, which would otherwise wait ~0.5 s for it."""
     rows = np.array([0, 1], dtype=np.int32)
     starts, ends = np.array([0], dtype=np.int64), np.array([2], dtype=np.int64)
-    scores, norm, idf = (
-        np.zeros(2, dtype=np.float32),
-        np.ones(2, dtype=np.float32),
-        np.ones(1, dtype=np.float32),
-    )
-    tfs = np.ones(2, dtype=np.uint8)
-    add_ranges(
-        scores, np.zeros(2, dtype=np.bool_), rows.copy(), rows, tfs, starts, ends, idf, norm, np.float32(2.5)
-    )
-    live_in_ranges(rows, np.ones(2, dtype=np.bool_), starts, ends)
+    scores, norm, idf = np.zeros(2, np.float32), np.ones(2, np.float32), np.ones(1, np.float32)
+    seen, tfs = np.zeros(2, np.bool_), np.ones(2, np.uint8)
+    add_ranges(scores, seen, rows.copy(), rows, tfs, starts, ends, idf, norm, np.float32(2.5))
+    live_in_ranges(rows, np.ones(2, np.bool_), starts, ends)
