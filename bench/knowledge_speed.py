@@ -2,7 +2,7 @@
 how soon a 5 000-entry pack answers and its vectors are filled, and ``/query_memory`` meanwhile.
 
     .venv/bin/python bench/knowledge_speed.py [--queries 300] [--packs 200] [--per-pack 100]
-        [--during-calls 200]
+        [--during-calls 200] [--pace-ms 50]
 
 A fresh SQLite database (or ``DATABASE_URL``) gets the original's capacity: 200 packs of 100 entries
 (20 000 entries, one chunk each, 20 000 chunks) written with ``bulk_create``, their text cut from the
@@ -18,7 +18,9 @@ diagnostics row), the model loaded as a server at rest has it:
    entries posted to ``POST packs/import`` and its job run in a second process started beforehand (as
    a task worker that is already running runs it, at the task cluster's priority, nice 10); lookups
    and ``/query_memory`` alternate until a lookup of a name only that version has matches ("active",
-   timed from the post: the job, then this process's index of it). The import is repeated, a new
+   timed from the post: the job, then this process's index of it), a turn every ``--pace-ms`` (a
+   chat's calls come with pauses between them, in which a background build of the process works;
+   ``--pace-ms 0`` sends them back to back, the serving thread never idle). The import is repeated, a new
    version of the pack each round, until ``--during-calls`` of each were taken, and their latencies
    are compared with those at rest taken the same way between the rounds: after each round's index
    settled, as many rounds of the same calls (a lookup, ``/query_memory``, the job's state read, a
@@ -36,7 +38,6 @@ the table prints the load average.
 from __future__ import annotations
 
 import argparse
-import gc
 import hashlib
 import json
 import logging
@@ -251,6 +252,13 @@ def main() -> None:
     parser.add_argument(
         "--during-calls", type=int, default=200, help="lookups and /query_memory calls during imports"
     )
+    parser.add_argument(
+        "--pace-ms",
+        type=float,
+        default=50.0,
+        help="a chat's turn (a lookup and a /query_memory call) starts this often during and between "
+        "the imports; 0: back to back, the serving thread never idle",
+    )
     parser.add_argument("--vectors-timeout", type=float, default=600.0, help="seconds the fill may take")
     args = parser.parse_args()
 
@@ -271,6 +279,7 @@ def main() -> None:
 
     from knowledge.models import KnowledgeChunk, KnowledgeImport
     from nekomem import embeddings
+    from nekomem.runtime.long_lived import freeze_loaded
     from nekomem.runtime.startup import startup_run
     from nekomem.runtime.warmups import warm_ups_before_serving
 
@@ -283,7 +292,7 @@ def main() -> None:
     if not embeddings.warm_up():
         raise SystemExit("the embedding model is not available (python -m nekomem.embeddings.fetch)")
     warm_ups_before_serving()  # what a server runs before its first request (nekomem/wsgi.py)
-    gc.freeze()  # as nekomem/wsgi.py does next: what is alive now is left out of full collections
+    freeze_loaded()  # as nekomem/wsgi.py does next: what is alive now is left out of full collections
     embedder = embeddings.get_embedder()
     assert embedder is not None
     started = time.perf_counter()
@@ -421,6 +430,10 @@ def main() -> None:
         to_importer.flush()
         return job["job_id"], import_id, probe
 
+    def paced(turn: float) -> None:
+        """The next turn starts ``--pace-ms`` after this one started (at once if it took longer)."""
+        time.sleep(max(0.0, turn + args.pace_ms / 1000 - time.perf_counter()))
+
     def import_pending(import_id: int) -> bool:
         return KnowledgeImport.objects.filter(pk=import_id, state__in=KnowledgeImport.PENDING_STATES).exists()
 
@@ -449,6 +462,7 @@ def main() -> None:
         first_job = first_job or job_id
         pending = True
         while time.perf_counter() < deadline:
+            turn = time.perf_counter()
             elapsed, answer = lookup(queries[n % len(queries)])
             during.append(elapsed)
             search_during.append(answer["elapsed_ms"])
@@ -465,22 +479,29 @@ def main() -> None:
             if probed["result"] == "matched" and probed["hits"][0]["pack_id"] == "bench-big":
                 active_s = active_s if rounds else time.perf_counter() - posted
                 break
+            paced(turn)
         rounds += 1
         knowledge_index_settle(120)
         resting = f"bigprobe{rounds}"  # next round's: no version has it yet, as during the window
         for _ in range(len(memory_during) - len(memory_rest_between)):
+            turn = time.perf_counter()
             elapsed, _ = lookup(queries[n % len(queries)])
             rest_between.append(elapsed)
             memory_rest_between.append(query_memory(n))
             n += 1
             import_pending(import_id)
             lookup(resting, budget_ms=50)
+            paced(turn)
     importer.stdin.close()
     importer.wait(600)
     jobs = client.get("/internal/knowledge/packs/jobs").json()["jobs"]
     state = next((j for j in jobs if j["job_id"] == first_job), {"state": "?", "reason": "job not listed"})
     rows += [
         ("big pack: entries / bytes", f"{len(big_entries)} / {len(raw) / 1024 / 1024:.2f} MiB"),
+        (
+            "a turn (lookup, /query_memory) starts every, ms",
+            f"{args.pace_ms:g}" if args.pace_ms else "0 (back to back)",
+        ),
         (
             "lookups / query_memory calls during the imports (rounds)",
             f"{len(during)} / {len(memory_during)} ({rounds})",

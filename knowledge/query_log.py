@@ -8,6 +8,10 @@ reader of the diagnostics writes this process's queue first, on its own connecti
 its own queries; in a process that runs no writer (a management command, a test in one transaction)
 that is the only write, so no row is ever committed past the caller's transaction. A storage block
 leaves the rows queued; the queue is bounded, the oldest dropped first.
+
+The writer gathers rows for a while and writes them between requests: a write per lookup (a
+connection, the insert, the trim) took a third of the serving thread's CPU beside it, and on two cores
+with an import job running it made the requests queue for the CPU (``bench/knowledge_speed.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from knowledge.models import QueryRecord
+from nekomem.runtime.foreground import foreground_wait
 from nekomem.runtime.state import storage_writes_allowed
 
 logger = logging.getLogger(__name__)
@@ -31,6 +36,10 @@ RETRY_SECONDS = 1.0
 # writer can wait long for the lock (a test's transaction holds it until it ends).
 FLUSH_WAIT_SECONDS = 1.0
 STOP_SECONDS = 10.0
+# How long the writer gathers rows after the first one before it writes them all.
+GATHER_SECONDS = 1.0
+# How long it then waits for no request of its process to be under way.
+BEHIND_REQUESTS_SECONDS = 0.1
 # How long the writer waits for its turn to write to SQLite before it tries again later: not the
 # database's 30 s, so it never sits long on a connection (a test's transaction holds the turn until
 # the test ends, and the writer must stop before the test's database goes).
@@ -126,8 +135,9 @@ class _QueryLog:
                 waiting = bool(self._pending)
             self._wake.wait(RETRY_SECONDS if waiting else None)
             self._wake.clear()
-            if stop.is_set():
+            if stop.wait(GATHER_SECONDS):
                 break
+            foreground_wait(BEHIND_REQUESTS_SECONDS)
             with self._lock:
                 batch = list(self._pending)
                 self._in_flight = bool(batch)

@@ -14,6 +14,8 @@ from knowledge.selectors import knowledge_embedding, serving_packs
 # Chunk ids asked for at once, of vectors or BM25 rows (SQLite's limit on a statement's parameters is
 # far above it).
 VECTOR_IDS_PER_QUERY = 900
+# Entries read at a time (with their chunks) for the index: a build's pause comes between two reads.
+ENTRIES_PER_READ = 50
 
 
 def knowledge_search_entries() -> Iterator[SearchEntry]:
@@ -116,22 +118,10 @@ knowledge_search_source = KnowledgeSearchSource()
 
 
 def _search_entries(packs: dict[int, KnowledgePack], model_id: str) -> Iterator[tuple[int, SearchEntry]]:
+    """The packs' entries, read ``ENTRIES_PER_READ`` at a time with their chunks: a background build
+    pauses for the process's requests between them (all of a 5 000-entry pack's chunks converted in one
+    step held the interpreter lock for a tenth of a second)."""
     vectors_for = {version_id for version_id, pack in packs.items() if pack.local_embedding}
-    chunks: dict[int, list[SearchChunk]] = {}
-    for chunk_id, entry_id, version_id, ordinal, text, vector, chunk_model in (
-        KnowledgeChunk.objects.filter(version_id__in=list(packs))
-        .order_by("entry_id", "ordinal")
-        .values_list("id", "entry_id", "version_id", "ordinal", "text", "vector", "model_id")
-    ):
-        usable = vector is not None and model_id and chunk_model == model_id and version_id in vectors_for
-        chunks.setdefault(entry_id, []).append(
-            SearchChunk(
-                chunk_id=chunk_id,
-                ordinal=ordinal,
-                text=text,
-                vector=bytes(vector) if usable and vector is not None else None,
-            )
-        )
     # What every entry of a pack shares, worked out once a pack rather than once an entry (with plain
     # rows instead of model instances, a third of reading 20 000 entries).
     shared: dict[int, tuple[str, str, str, str, frozenset[str]]] = {}
@@ -151,11 +141,43 @@ def _search_entries(packs: dict[int, KnowledgePack], model_id: str) -> Iterator[
         .values_list(
             "id", "version_id", "title", "title_key", "summary", "content", "aliases", "recognition", "tags"
         )
+        .iterator(chunk_size=ENTRIES_PER_READ)
     )
+    block: list[tuple[Any, ...]] = []
+    for row in rows:
+        block.append(row)
+        if len(block) == ENTRIES_PER_READ:
+            yield from _entries_of(block, shared, vectors_for, model_id)
+            block = []
+    yield from _entries_of(block, shared, vectors_for, model_id)
+
+
+def _entries_of(
+    rows: list[tuple[Any, ...]],
+    shared: dict[int, tuple[str, str, str, str, frozenset[str]]],
+    vectors_for: set[int],
+    model_id: str,
+) -> Iterator[tuple[int, SearchEntry]]:
+    rows = [row for row in rows if row[3] not in shared[row[1]][4]]  # disabled entries left out
+    if not rows:
+        return
+    chunks: dict[int, list[SearchChunk]] = {}
+    for chunk_id, entry_id, version_id, ordinal, text, vector, chunk_model in (
+        KnowledgeChunk.objects.filter(entry_id__in=[row[0] for row in rows])
+        .order_by("entry_id", "ordinal")
+        .values_list("id", "entry_id", "version_id", "ordinal", "text", "vector", "model_id")
+    ):
+        usable = vector is not None and model_id and chunk_model == model_id and version_id in vectors_for
+        chunks.setdefault(entry_id, []).append(
+            SearchChunk(
+                chunk_id=chunk_id,
+                ordinal=ordinal,
+                text=text,
+                vector=bytes(vector) if usable and vector is not None else None,
+            )
+        )
     for entry_id, version_id, title, key, summary, content, aliases, recognition, tags in rows:
-        pack_id, material_type, source_name, license_, disabled = shared[version_id]
-        if key in disabled:
-            continue
+        pack_id, material_type, source_name, license_, _ = shared[version_id]
         yield (
             version_id,
             SearchEntry(

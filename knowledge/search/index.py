@@ -38,9 +38,11 @@ MIN_TOKEN_COVERAGE = 0.6
 MAX_QUERY_TOKENS = 128
 MATERIAL_TYPES = ("knowledge", "corpus")
 # Work between two calls of a build's ``pause`` (a background build waits there for the process's
-# requests): each about a few milliseconds, what a request would otherwise wait for the GIL.
-PAUSE_EVERY_ENTRIES = 2_000  # entries looked up, placed or read (fast steps)
-PAUSE_EVERY_DERIVED = 50  # entries tokenised for their names and chunks
+# requests): each well under a millisecond, about what a request that arrives meanwhile shares the
+# interpreter lock with before the build notices it and waits. At 2 000 entries a slice, requests
+# during a take-in ran in turns with slices of 100–400 ms (bench/knowledge_speed.py).
+PAUSE_EVERY_ENTRIES = 100  # entries looked up, placed or read (fast steps)
+PAUSE_EVERY_DERIVED = 5  # entries tokenised for their names and chunks
 
 
 def query_terms(query: str) -> list[str]:
@@ -366,6 +368,8 @@ def build_index(
     for at, made in enumerate(made_of):
         for chunk, (key, text) in enumerate(made.rows):
             wanted.append((key, text, at, chunk))
+        if at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
 
     reuse = previous is not None and previous.view.size > 0
     if reuse:
@@ -386,10 +390,12 @@ def build_index(
         rows_read, rows_tokenised = 0, len(wanted)
     row_entry = np.full(view.size, -1, dtype=np.int32)
     row_chunk = np.zeros(view.size, dtype=np.int32)
-    for key, _, owner, chunk in wanted:
+    for at, (key, _, owner, chunk) in enumerate(wanted, 1):
         row = row_keys[key]
         row_entry[row] = owner
         row_chunk[row] = chunk
+        if at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
     live = np.flatnonzero(row_entry >= 0)
     row_order = live[np.lexsort((row_chunk[live], row_entry[live]))]
     row_start = np.searchsorted(row_entry[row_order], np.arange(len(entries) + 1)).astype(np.int64)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from knowledge.search.types import SearchEntry, SearchSource
 
 # Entries read from the store between two calls of a build's ``pause``.
-PAUSE_EVERY_READ = 500
+PAUSE_EVERY_READ = 50
 
 
 @dataclass(frozen=True, slots=True)

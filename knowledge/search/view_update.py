@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # Work between two calls of a build's ``pause`` (see ``knowledge.search.index``).
 PAUSE_EVERY_ROWS = 20  # counted rows appended to the BM25 view
-PAUSE_EVERY_STORED_ROWS = 500  # stored rows checked and read
+PAUSE_EVERY_STORED_ROWS = 50  # stored rows checked and read
 
 
 def view_updated(

@@ -100,7 +100,7 @@ def test_a_hung_http_server_with_a_connection_open_gets_its_whole_grace(listener
 
 
 @pytest.mark.slow
-def test_a_server_process_switches_threads_every_millisecond(tmp_path) -> None:
+def test_a_server_process_switches_threads_every_millisecond_and_freezes_what_it_loaded(tmp_path) -> None:
     # Loading the application is what granian does in each worker; its view threads then share the
     # interpreter lock at 1 ms turns instead of Python's 5 ms.
     env = {
@@ -110,11 +110,14 @@ def test_a_server_process_switches_threads_every_millisecond(tmp_path) -> None:
     }
     code = (
         "import sys; before = sys.getswitchinterval(); import nekomem.wsgi; "
-        "print(before, sys.getswitchinterval())"
+        "from nekomem.runtime import long_lived; "
+        "print(before, sys.getswitchinterval(), int(long_lived._freezing))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    before, after = (float(v) for v in done.stdout.split()[-2:])
+    before, after, freezing = (float(v) for v in done.stdout.split()[-3:])
     assert before == 0.005 and after == 0.001
+    # What it loaded is frozen, and so, from then on, what its long-lived builds make.
+    assert freezing == 1
