@@ -5,7 +5,7 @@ since, so a process's index reads only what changed."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from knowledge.models import KnowledgeChunk, KnowledgeEntry, KnowledgePack
 from knowledge.search.types import SearchChunk, SearchEntry, SearchManifest
@@ -117,18 +117,28 @@ class KnowledgeSearchSource:
 knowledge_search_source = KnowledgeSearchSource()
 
 
+class _PackShared(NamedTuple):
+    """What every entry of a served pack shares."""
+
+    pack_id: str
+    material_type: str
+    source_name: str
+    license: str
+    disabled: frozenset[str]
+
+
 def _search_entries(packs: dict[int, KnowledgePack], model_id: str) -> Iterator[tuple[int, SearchEntry]]:
     """The packs' entries, read ``ENTRIES_PER_READ`` at a time with their chunks: a background build
     pauses for the process's requests between them (all of a 5 000-entry pack's chunks converted in one
     step held the interpreter lock for a tenth of a second)."""
     vectors_for = {version_id for version_id, pack in packs.items() if pack.local_embedding}
-    # What every entry of a pack shares, worked out once a pack rather than once an entry (with plain
-    # rows instead of model instances, a third of reading 20 000 entries).
-    shared: dict[int, tuple[str, str, str, str, frozenset[str]]] = {}
+    # Worked out once a pack rather than once an entry (with plain rows instead of model instances, a
+    # third of reading 20 000 entries).
+    shared: dict[int, _PackShared] = {}
     for version_id, pack in packs.items():
         version = pack.version
         assert version is not None
-        shared[version_id] = (
+        shared[version_id] = _PackShared(
             pack.pack_id,
             pack.effective_material_type,
             version.source_name,
@@ -145,20 +155,20 @@ def _search_entries(packs: dict[int, KnowledgePack], model_id: str) -> Iterator[
     )
     block: list[tuple[Any, ...]] = []
     for row in rows:
+        _, version_id, _, key, *_ = row
+        if key in shared[version_id].disabled:
+            continue
         block.append(row)
         if len(block) == ENTRIES_PER_READ:
-            yield from _entries_of(block, shared, vectors_for, model_id)
+            yield from _block_entries(block, shared, vectors_for, model_id)
             block = []
-    yield from _entries_of(block, shared, vectors_for, model_id)
+    yield from _block_entries(block, shared, vectors_for, model_id)
 
 
-def _entries_of(
-    rows: list[tuple[Any, ...]],
-    shared: dict[int, tuple[str, str, str, str, frozenset[str]]],
-    vectors_for: set[int],
-    model_id: str,
+def _block_entries(
+    rows: list[tuple[Any, ...]], shared: dict[int, _PackShared], vectors_for: set[int], model_id: str
 ) -> Iterator[tuple[int, SearchEntry]]:
-    rows = [row for row in rows if row[3] not in shared[row[1]][4]]  # disabled entries left out
+    """The search entries of ``rows`` (entry rows of served packs), their chunks read in one query."""
     if not rows:
         return
     chunks: dict[int, list[SearchChunk]] = {}
@@ -177,18 +187,18 @@ def _entries_of(
             )
         )
     for entry_id, version_id, title, key, summary, content, aliases, recognition, tags in rows:
-        pack_id, material_type, source_name, license_, _ = shared[version_id]
+        pack = shared[version_id]
         yield (
             version_id,
             SearchEntry(
-                pack_id=pack_id,
+                pack_id=pack.pack_id,
                 title=title,
                 title_key=key,
-                material_type=material_type,
+                material_type=pack.material_type,
                 summary=summary,
                 content=content,
-                source_name=source_name,
-                license=license_,
+                source_name=pack.source_name,
+                license=pack.license,
                 aliases=tuple(aliases),
                 recognition=tuple(recognition),
                 tags=tuple(tags),

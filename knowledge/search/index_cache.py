@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 
 from knowledge.search.index import KnowledgeIndex, build_index
 from knowledge.search.snapshot import Snapshot, read_for_build
@@ -110,6 +111,13 @@ class _IndexCache:
             self._poller = None
             self._builder = None
 
+    @contextmanager
+    def _building(self) -> Iterator[None]:
+        """Every build: one at a time, and as a long-lived structure (no full collector pass during
+        it, frozen once installed, which the build does inside)."""
+        with self._build_lock, long_lived_build():
+            yield
+
     def _counted(self, index: KnowledgeIndex) -> None:
         self.rows_read += index.rows_read
         self.rows_tokenised += index.rows_tokenised
@@ -163,7 +171,7 @@ class _IndexCache:
         generation: int,
     ) -> None:
         try:
-            with self._build_lock, long_lived_build():
+            with self._building():
                 index = build_index(version, records, vector_dim=_vector_dim())
                 self._install(index, snapshot, generation)
         except BaseException as exc:
@@ -215,7 +223,7 @@ class _IndexCache:
                         return
                 version, load = wanted
                 try:
-                    with self._build_lock, long_lived_build():
+                    with self._building():
                         with self._lock:
                             previous, snapshot = self._current, self._snapshot
                         if previous is not None and not _newer(version, previous.version):
@@ -276,7 +284,7 @@ class _IndexCache:
             return
         if previous is not None and not _newer(version, previous.version):
             return
-        with self._build_lock, long_lived_build():
+        with self._building():
             with self._lock:
                 # A background build may have finished meanwhile.
                 previous, snapshot = self._current, self._snapshot
