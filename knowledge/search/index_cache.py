@@ -23,12 +23,16 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 # How long ``knowledge_index_forget`` waits for the builder and the poller to stop.
 STOP_SECONDS = 10.0
-# A background build runs behind the requests of its process: between slices of its work it waits for
-# none to be under way, at most this long a slice, so it still ends while requests keep coming. Its
-# slices are a fraction of a millisecond: at 10 ms a slice, a server answering back to back took the
-# 5 000-entry pack in after 11.5 s; at 3 ms, 9.8 s (bench/knowledge_speed.py --pace-ms 0). A
-# /query_memory call (2–3 ms) still ends before the build goes on.
-PAUSE_SECONDS = 0.003
+# A background build runs behind the requests of its process: between slices of its work (a fraction
+# of a millisecond each) it waits for none to be under way, at most this long a slice. Longer than a
+# /query_memory call (3–6 ms p95) and a lookup (14–19 ms p95), so a build works in the gaps between a
+# server's requests and shares the interpreter with one only when it outlasts the wait or the requests
+# leave no gap. At 3 ms the build ran inside most calls: during an import, /query_memory p95 read +78 %
+# and +102 % over at rest on PostgreSQL; at 20 ms, +7 % and +10 % (SQLite: +6 to +16 % at 3 ms, +3 and
+# +11 % at 20 ms; bench/knowledge_speed.py, a turn every 50 ms). The cost falls on a server answering
+# back to back with no gap at all (the bench's own client): it takes the 5 000-entry pack in after
+# ~19 s instead of ~10.
+PAUSE_SECONDS = 0.02
 
 
 def _version_key(version: str) -> tuple[int, ...] | None:
