@@ -8,14 +8,12 @@ from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
 from knowledge.models import KnowledgeChunk, KnowledgeEntry, KnowledgePack
-from knowledge.search.types import SearchChunk, SearchEntry, SearchManifest
+from knowledge.search.types import ENTRIES_PER_READ, SearchChunk, SearchEntry, SearchManifest
 from knowledge.selectors import knowledge_embedding, serving_packs
 
 # Chunk ids asked for at once, of vectors or BM25 rows (SQLite's limit on a statement's parameters is
 # far above it).
 VECTOR_IDS_PER_QUERY = 900
-# Entries read at a time (with their chunks) for the index: a build's pause comes between two reads.
-ENTRIES_PER_READ = 50
 
 
 def knowledge_search_entries() -> Iterator[SearchEntry]:

@@ -12,8 +12,9 @@ when the dead rows outnumber the live ones the index is built afresh.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -43,6 +44,8 @@ MATERIAL_TYPES = ("knowledge", "corpus")
 # during a take-in ran in turns with slices of 100–400 ms (bench/knowledge_speed.py).
 PAUSE_EVERY_ENTRIES = 100  # entries looked up, placed or read (fast steps)
 PAUSE_EVERY_DERIVED = 5  # entries tokenised for their names and chunks
+
+T = TypeVar("T")
 
 
 def query_terms(query: str) -> list[str]:
@@ -365,11 +368,9 @@ def build_index(
         made_of.append(made)
     chunk_texts = [made.chunk_texts for made in made_of]
     wanted: list[tuple[tuple[str, int], str, int, int]] = []  # (key, text, entry, chunk)
-    for at, made in enumerate(made_of):
+    for at, made in _paced(enumerate(made_of), pause):
         for chunk, (key, text) in enumerate(made.rows):
             wanted.append((key, text, at, chunk))
-        if at % PAUSE_EVERY_ENTRIES == 0:
-            pause()
 
     reuse = previous is not None and previous.view.size > 0
     if reuse:
@@ -390,12 +391,10 @@ def build_index(
         rows_read, rows_tokenised = 0, len(wanted)
     row_entry = np.full(view.size, -1, dtype=np.int32)
     row_chunk = np.zeros(view.size, dtype=np.int32)
-    for at, (key, _, owner, chunk) in enumerate(wanted, 1):
+    for key, _, owner, chunk in _paced(wanted, pause):
         row = row_keys[key]
         row_entry[row] = owner
         row_chunk[row] = chunk
-        if at % PAUSE_EVERY_ENTRIES == 0:
-            pause()
     live = np.flatnonzero(row_entry >= 0)
     row_order = live[np.lexsort((row_chunk[live], row_entry[live]))]
     row_start = np.searchsorted(row_entry[row_order], np.arange(len(entries) + 1)).astype(np.int64)
@@ -404,9 +403,7 @@ def build_index(
     strict: dict[str, list[int]] = {}
     loose: dict[str, list[int]] = {}
     tags: dict[str, list[int]] = {}
-    for at, made in enumerate(made_of):
-        if at % PAUSE_EVERY_ENTRIES == 0:
-            pause()
+    for at, made in _paced(enumerate(made_of), pause):
         for strict_name, loose_name in made.surfaces:
             for table, surface in ((strict, strict_name), (loose, loose_name)):
                 if surface and at not in table.setdefault(surface, [])[-1:]:
@@ -441,6 +438,14 @@ def build_index(
     )
 
 
+def _paced(items: Iterable[T], pause: Callable[[], object]) -> Iterator[T]:
+    """``items``, with ``pause`` called after every ``PAUSE_EVERY_ENTRIES`` of them."""
+    for at, item in enumerate(items, 1):
+        yield item
+        if at % PAUSE_EVERY_ENTRIES == 0:
+            pause()
+
+
 def _vectors(
     entries: Sequence[SearchEntry], dim: int | None, pause: Callable[[], object]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -450,9 +455,7 @@ def _vectors(
     parts: list[bytes] = []
     owners: list[int] = []
     chunks: list[int] = []
-    for at, entry in enumerate(entries):
-        if at % PAUSE_EVERY_ENTRIES == 0:
-            pause()
+    for at, entry in _paced(enumerate(entries), pause):
         ordered = sorted(entry.chunks, key=lambda chunk: chunk.ordinal)
         for position, chunk in enumerate(ordered):
             if chunk.vector is not None and len(chunk.vector) == size:

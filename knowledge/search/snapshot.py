@@ -8,10 +8,7 @@ import dataclasses
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
-from knowledge.search.types import SearchEntry, SearchSource
-
-# Entries read from the store between two calls of a build's ``pause``.
-PAUSE_EVERY_READ = 50
+from knowledge.search.types import ENTRIES_PER_READ, SearchEntry, SearchSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +55,7 @@ def read_for_build(
         load.pack_entries([key for key in manifest.packs if key not in kept]), 1
     ):
         read.setdefault(key, []).append(entry)
-        if count % PAUSE_EVERY_READ == 0:
+        if count % ENTRIES_PER_READ == 0:
             pause()
     by_pack = {key: kept[key] if key in kept else tuple(read.get(key, ())) for key in manifest.packs}
     entries = [entry for pack in by_pack.values() for entry in pack]
@@ -112,6 +109,6 @@ def _gathered(records: Iterable[SearchEntry], pause: Callable[[], object]) -> li
     gathered: list[SearchEntry] = []
     for record in records:
         gathered.append(record)
-        if len(gathered) % PAUSE_EVERY_READ == 0:
+        if len(gathered) % ENTRIES_PER_READ == 0:
             pause()
     return gathered

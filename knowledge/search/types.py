@@ -9,6 +9,10 @@ from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+# Entries a source reads from the store at a time, with their chunks: a background build pauses for its
+# process's requests after each read (``knowledge.search.snapshot``), so the two agree on it.
+ENTRIES_PER_READ = 50
+
 
 @dataclass(frozen=True, slots=True)
 class SearchChunk:

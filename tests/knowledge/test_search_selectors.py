@@ -7,7 +7,7 @@ import pytest
 
 from knowledge import search_selectors, services
 from knowledge.search import entry_chunks
-from knowledge.search_selectors import ENTRIES_PER_READ
+from knowledge.search.types import ENTRIES_PER_READ
 from tests.knowledge.factories import pack_bytes, pack_dict
 
 pytestmark = pytest.mark.django_db
