@@ -146,7 +146,9 @@ def test_the_server_and_the_cluster_stop_when_serve_is_killed(server: ServerProc
     while still_running(children) and time.monotonic() - killed_at < 30:
         time.sleep(0.1)
     assert not still_running(children), server.log_tail()
-    # A lost stop sat out granian's 20 s kill timeout. (Its "refused to gracefully stop" line is not
+    # A lost stop sat out granian's 20 s kill timeout. A worker that was loading stops once its load
+    # ends, which took 10.8 s with both test suites side by side on two cores (the embedding model
+    # alone 4 s); 15 s still tells the two apart. (Its "refused to gracefully stop" line is not
     # checked: it also comes from a reaping race over a worker that had stopped; see above.)
-    assert time.monotonic() - killed_at < 10, server.log_tail()
+    assert time.monotonic() - killed_at < 15, server.log_tail()
     server.start()  # and the next start finds the port free
